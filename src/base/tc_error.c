@@ -1,0 +1,66 @@
+/* tc_error: the thread-local record of the first error raised, and the names
+ * of the error codes. */
+#include "tc_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { TC_MESSAGE_MAX = 1024, TC_ORIGIN_MAX = 256 };
+
+static _Thread_local tc_err recorded_code = TC_SUCCESS;
+static _Thread_local char recorded_message[TC_MESSAGE_MAX];
+static _Thread_local char recorded_origin[TC_ORIGIN_MAX];
+
+const char *tc_err_name(tc_err code) {
+  static const char *const names[TC_ERR_COUNT] = {
+      [TC_SUCCESS] = "success",
+      [TC_ERR_ARGUMENT] = "bad argument",
+      [TC_ERR_SHAPE] = "shape mismatch",
+      [TC_ERR_MEMORY] = "out of memory",
+      [TC_ERR_INPUT] = "input error",
+      [TC_ERR_IO] = "I/O error",
+      [TC_ERR_MPI] = "MPI error",
+      [TC_ERR_CUDA] = "CUDA error",
+      [TC_ERR_HDF5] = "HDF5 error",
+      [TC_ERR_UNSUPPORTED] = "unsupported",
+      [TC_ERR_NO_DEVICE] = "no device",
+      [TC_ERR_VERIFY] = "verification failed",
+      [TC_ERR_INTERRUPTED] = "interrupted",
+      [TC_ERR_INTERNAL] = "internal error",
+  };
+  if ((int)code < 0 || code >= TC_ERR_COUNT)
+    return "unknown error";
+  return names[code];
+}
+
+tc_err tc_error_raise(tc_err code, const char *file, int line, const char *func,
+                      const char *fmt, ...) {
+  if (recorded_code != TC_SUCCESS)
+    return code;
+  recorded_code = code;
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(recorded_message, sizeof recorded_message, fmt, args);
+  va_end(args);
+  const char *base = strrchr(file, '/');
+  snprintf(recorded_origin, sizeof recorded_origin, "%s:%d (%s)",
+           base ? base + 1 : file, line, func);
+  return code;
+}
+
+const char *tc_error_message(void) { return recorded_message; }
+const char *tc_error_origin(void) { return recorded_origin; }
+tc_err tc_error_code(void) { return recorded_code; }
+
+void tc_error_clear(void) {
+  recorded_code = TC_SUCCESS;
+  recorded_message[0] = '\0';
+  recorded_origin[0] = '\0';
+}
+
+void tc_error_adopt(tc_err code, const char *message, const char *origin) {
+  recorded_code = code;
+  snprintf(recorded_message, sizeof recorded_message, "%s", message);
+  snprintf(recorded_origin, sizeof recorded_origin, "%s", origin);
+}

@@ -1,0 +1,116 @@
+/* tc_parallel: MPI start/stop, the collectives tcmini uses, collective
+ * agreement on failure, and job-wide abort. */
+#include "tc_parallel.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+tc_err tc_parallel_init(int *argc, char ***argv) {
+  int provided = 0;
+  TC_MPI_CALL(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+  TC_MPI_CALL(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  TC_CHECK(provided >= MPI_THREAD_FUNNELED, TC_ERR_MPI,
+           "the MPI library does not provide MPI_THREAD_FUNNELED");
+  return TC_SUCCESS;
+}
+
+tc_err tc_parallel_finalize(void) {
+  TC_MPI_CALL(MPI_Finalize());
+  return TC_SUCCESS;
+}
+
+int tc_rank(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
+int tc_size(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
+
+tc_err tc_node_local_rank(MPI_Comm comm, int *local_rank, int *local_size) {
+  MPI_Comm node;
+  TC_MPI_CALL(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, tc_rank(comm),
+                                  MPI_INFO_NULL, &node));
+  *local_rank = tc_rank(node);
+  *local_size = tc_size(node);
+  TC_MPI_CALL(MPI_Comm_free(&node));
+  return TC_SUCCESS;
+}
+
+tc_err tc_parallel_agree(MPI_Comm comm, tc_err local) {
+  int size = tc_size(comm);
+  int first_failed = local != TC_SUCCESS ? tc_rank(comm) : size;
+  TC_MPI_CALL(MPI_Allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm));
+  if (first_failed == size)
+    return TC_SUCCESS;
+
+  /* The lowest failing rank tells everyone its code, message and origin. */
+  struct {
+    int code;
+    char message[1024];
+    char origin[256];
+  } report;
+  memset(&report, 0, sizeof report);
+  if (tc_rank(comm) == first_failed) {
+    report.code = (int)local;
+    if (size > 1)
+      snprintf(report.message, sizeof report.message, "rank %d: %s", first_failed,
+               tc_error_message());
+    else
+      snprintf(report.message, sizeof report.message, "%s", tc_error_message());
+    snprintf(report.origin, sizeof report.origin, "%s", tc_error_origin());
+  }
+  TC_MPI_CALL(MPI_Bcast(&report, (int)sizeof report, MPI_BYTE, first_failed, comm));
+  tc_error_adopt((tc_err)report.code, report.message, report.origin);
+  return (tc_err)report.code;
+}
+
+static tc_err allreduce(MPI_Comm comm, void *values, int count, MPI_Datatype type,
+                        MPI_Op op) {
+  TC_MPI_CALL(MPI_Allreduce(MPI_IN_PLACE, values, count, type, op, comm));
+  return TC_SUCCESS;
+}
+
+tc_err tc_allreduce_sum_double(MPI_Comm comm, double *values, int count) {
+  return allreduce(comm, values, count, MPI_DOUBLE, MPI_SUM);
+}
+tc_err tc_allreduce_sum_int64(MPI_Comm comm, int64_t *values, int count) {
+  return allreduce(comm, values, count, MPI_INT64_T, MPI_SUM);
+}
+tc_err tc_allreduce_min_double(MPI_Comm comm, double *values, int count) {
+  return allreduce(comm, values, count, MPI_DOUBLE, MPI_MIN);
+}
+tc_err tc_allreduce_max_double(MPI_Comm comm, double *values, int count) {
+  return allreduce(comm, values, count, MPI_DOUBLE, MPI_MAX);
+}
+tc_err tc_allreduce_max_int64(MPI_Comm comm, int64_t *values, int count) {
+  return allreduce(comm, values, count, MPI_INT64_T, MPI_MAX);
+}
+
+tc_err tc_broadcast(MPI_Comm comm, void *buffer, int64_t bytes, int root) {
+  char *bytes_left = buffer;
+  const int64_t chunk = 1 << 30;
+  for (int64_t done = 0; done < bytes; done += chunk) {
+    int64_t now = bytes - done < chunk ? bytes - done : chunk;
+    TC_MPI_CALL(MPI_Bcast(bytes_left + done, (int)now, MPI_BYTE, root, comm));
+  }
+  return TC_SUCCESS;
+}
+
+noreturn void tc_abort(MPI_Comm comm, int exit_code, const char *fmt, ...) {
+  char message[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(message, sizeof message, fmt, args);
+  va_end(args);
+  fprintf(stderr, "tcmini: error on rank %d: %s\n", tc_rank(comm), message);
+  fflush(stderr);
+  MPI_Abort(comm, exit_code);
+  exit(exit_code);
+}

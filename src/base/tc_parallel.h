@@ -1,0 +1,65 @@
+/* tc_parallel: all of tcmini's MPI in one place (CoMD's parallel.c): start
+ * and stop, the few collectives used, agreeing on failure so that no rank is
+ * left waiting, and taking the whole job down with a message naming the rank. */
+#ifndef TC_PARALLEL_H
+#define TC_PARALLEL_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdnoreturn.h>
+
+#include "tc_error.h"
+
+/// Fails the current function with TC_ERR_MPI and MPI's own message.
+#define TC_MPI_CALL(expr)                                                      \
+  do {                                                                         \
+    int tc_mpi_rc_ = (expr);                                                   \
+    if (tc_mpi_rc_ != MPI_SUCCESS) {                                           \
+      char tc_mpi_msg_[MPI_MAX_ERROR_STRING];                                  \
+      int tc_mpi_len_ = 0;                                                     \
+      MPI_Error_string(tc_mpi_rc_, tc_mpi_msg_, &tc_mpi_len_);                 \
+      TC_FAIL(TC_ERR_MPI, "%s failed: %s", #expr, tc_mpi_msg_);                \
+    }                                                                          \
+  } while (0)
+
+/// Starts MPI (thread level FUNNELED: only the main thread calls MPI) and
+/// makes errors return codes instead of aborting. Collective on MPI_COMM_WORLD.
+tc_err tc_parallel_init(int *argc, char ***argv);
+
+/// Stops MPI. Collective on MPI_COMM_WORLD.
+tc_err tc_parallel_finalize(void);
+
+/// This process's rank in comm.
+int tc_rank(MPI_Comm comm);
+
+/// The number of ranks in comm.
+int tc_size(MPI_Comm comm);
+
+/// Rank and count of the ranks that share this node (for picking a GPU).
+/// Collective on comm.
+tc_err tc_node_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
+
+/// Agrees on failure: every rank passes its own status and all return the
+/// same one. If any rank failed, the error of the lowest failing rank (code,
+/// message prefixed with "rank N: " when the job has several ranks) becomes
+/// every rank's recorded error and is returned. Collective on comm.
+tc_err tc_parallel_agree(MPI_Comm comm, tc_err local);
+
+/// Element-wise sums, minima and maxima over all ranks, in place.
+/// Collective on comm.
+tc_err tc_allreduce_sum_double(MPI_Comm comm, double *values, int count);
+tc_err tc_allreduce_sum_int64(MPI_Comm comm, int64_t *values, int count);
+tc_err tc_allreduce_min_double(MPI_Comm comm, double *values, int count);
+tc_err tc_allreduce_max_double(MPI_Comm comm, double *values, int count);
+tc_err tc_allreduce_max_int64(MPI_Comm comm, int64_t *values, int count);
+
+/// Broadcasts bytes from root. Collective on comm.
+tc_err tc_broadcast(MPI_Comm comm, void *buffer, int64_t bytes, int root);
+
+/// Prints "tcmini: error on rank R: message" to stderr and aborts every rank
+/// of comm with the given exit code. For failures that cannot be agreed on
+/// (a rank that cannot reach the next collective). Not collective.
+noreturn void tc_abort(MPI_Comm comm, int exit_code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,72 @@
+/* tc_device: the "X" of MPI+X. Which backend a rank runs, which GPU it owns,
+ * memory in that backend's space, copies, synchronisation and timers. All
+ * CUDA runtime calls outside the .cu kernels live behind this interface. */
+#ifndef TC_DEVICE_H
+#define TC_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tc_contract.h"
+#include "tc_error.h"
+
+typedef struct tc_device tc_device;
+
+/// How a rank gets its device.
+typedef struct {
+  tc_backend_kind backend; ///< serial, openmp or cuda
+  int num_threads;         ///< OpenMP threads (0: leave OMP_NUM_THREADS / the runtime's default)
+  int local_rank;          ///< this rank's index among the ranks on its node (tc_node_local_rank)
+  int local_size;          ///< ranks on this node
+  bool allow_gpu_sharing;  ///< let several ranks share one GPU when a node has more ranks than GPUs
+} tc_device_options;
+
+/// True if this build has the backend compiled in.
+bool tc_device_backend_available(tc_backend_kind backend);
+
+/// Opens the device: for CUDA, picks GPU local_rank (TC_ERR_NO_DEVICE when
+/// there is no usable GPU, or more ranks than GPUs without sharing); for
+/// OpenMP sets the thread count. Not collective.
+tc_err tc_device_create(const tc_device_options *options, tc_device **device);
+
+/// Releases the device and sets *device to NULL. NULL is fine.
+void tc_device_destroy(tc_device **device);
+
+tc_backend_kind tc_device_backend(const tc_device *device);
+/// The contraction backend that runs on this device.
+const tc_contract_backend *tc_device_contract_backend(const tc_device *device);
+/// One line that names the device: "NVIDIA H100 80GB HBM3 (GPU 0, 0000:1b:00.0)",
+/// "OpenMP, 2 threads", "serial".
+const char *tc_device_description(const tc_device *device);
+/// GPU index used (-1 for CPU backends).
+int tc_device_gpu_index(const tc_device *device);
+/// OpenMP threads used (1 for serial, 0 for CUDA).
+int tc_device_num_threads(const tc_device *device);
+/// The CUDA stream this device's work goes to (cudaStream_t), NULL on CPUs.
+void *tc_device_stream(const tc_device *device);
+
+/// Memory in the device's space, 64-byte aligned (256 on GPUs). TC_ERR_MEMORY
+/// names the size when it fails. *ptr is NULL for bytes == 0.
+tc_err tc_device_alloc(tc_device *device, size_t bytes, void **ptr);
+/// Frees and sets *ptr to NULL. NULL is fine.
+void tc_device_free(tc_device *device, void **ptr);
+/// Copies host to device, device to host, device to device. Synchronous.
+tc_err tc_device_copy_to_device(tc_device *device, void *dst, const void *src, size_t bytes);
+tc_err tc_device_copy_to_host(tc_device *device, void *dst, const void *src, size_t bytes);
+tc_err tc_device_copy_on_device(tc_device *device, void *dst, const void *src, size_t bytes);
+/// Sets bytes of device memory to zero.
+tc_err tc_device_memset_zero(tc_device *device, void *ptr, size_t bytes);
+/// Waits for all work queued on the device; reports asynchronous errors.
+tc_err tc_device_synchronize(tc_device *device);
+
+/// A timer that measures device time: CUDA events on GPUs, a monotonic clock
+/// (after synchronising) on CPUs.
+typedef struct tc_device_timer tc_device_timer;
+tc_err tc_device_timer_create(tc_device *device, tc_device_timer **timer);
+void tc_device_timer_destroy(tc_device_timer **timer);
+tc_err tc_device_timer_start(tc_device_timer *timer);
+tc_err tc_device_timer_stop(tc_device_timer *timer);
+/// Seconds between the last start and stop (waits for the stop).
+tc_err tc_device_timer_seconds(tc_device_timer *timer, double *seconds);
+
+#endif
