@@ -1,0 +1,113 @@
+/* tc_device: the backend-independent half of the device layer: choosing the
+ * backend's operations and contraction table, argument checks, and the
+ * public entry points that forward to the operations. */
+#include "tc_device_impl.h"
+
+#include <stdlib.h>
+
+bool tc_device_backend_available(tc_backend_kind backend) {
+  return backend >= 0 && backend < TC_BACKEND_COUNT && tc_contract_backend_get(backend) != NULL;
+}
+
+tc_err tc_device_create(const tc_device_options *options, tc_device **device) {
+  *device = NULL;
+  TC_CHECK(options->backend >= 0 && options->backend < TC_BACKEND_COUNT, TC_ERR_ARGUMENT,
+           "unknown backend %d", (int)options->backend);
+  TC_CHECK(tc_device_backend_available(options->backend), TC_ERR_UNSUPPORTED,
+           "backend %s is not compiled into this build of tcmini",
+           tc_backend_name(options->backend));
+  TC_CHECK(options->num_threads >= 0, TC_ERR_ARGUMENT, "thread count must be >= 0, got %d",
+           options->num_threads);
+  tc_device *created;
+  TC_CALLOC(created, 1);
+  created->backend = options->backend;
+  created->contract = tc_contract_backend_get(options->backend);
+  created->gpu_index = -1;
+#ifdef TC_HAVE_CUDA
+  created->ops = options->backend == TC_BACKEND_CUDA ? &tc_device_ops_cuda : &tc_device_ops_host;
+#else
+  created->ops = &tc_device_ops_host;
+#endif
+  tc_err err = created->ops->open(created, options);
+  if (err != TC_SUCCESS) {
+    free(created);
+    return err;
+  }
+  *device = created;
+  return TC_SUCCESS;
+}
+
+void tc_device_destroy(tc_device **device) {
+  if (!*device)
+    return;
+  (*device)->ops->close(*device);
+  free(*device);
+  *device = NULL;
+}
+
+tc_backend_kind tc_device_backend(const tc_device *device) { return device->backend; }
+const tc_contract_backend *tc_device_contract_backend(const tc_device *device) {
+  return device->contract;
+}
+const char *tc_device_description(const tc_device *device) { return device->description; }
+int tc_device_gpu_index(const tc_device *device) { return device->gpu_index; }
+int tc_device_num_threads(const tc_device *device) { return device->num_threads; }
+void *tc_device_stream(const tc_device *device) { return device->stream; }
+
+tc_err tc_device_alloc(tc_device *device, size_t bytes, void **ptr) {
+  *ptr = NULL;
+  if (bytes == 0)
+    return TC_SUCCESS;
+  return device->ops->alloc(device, bytes, ptr);
+}
+
+void tc_device_free(tc_device *device, void **ptr) {
+  if (*ptr)
+    device->ops->release(device, *ptr);
+  *ptr = NULL;
+}
+
+tc_err tc_device_copy_to_device(tc_device *device, void *dst, const void *src, size_t bytes) {
+  return bytes ? device->ops->copy(device, dst, src, bytes, TC_COPY_TO_DEVICE) : TC_SUCCESS;
+}
+tc_err tc_device_copy_to_host(tc_device *device, void *dst, const void *src, size_t bytes) {
+  return bytes ? device->ops->copy(device, dst, src, bytes, TC_COPY_TO_HOST) : TC_SUCCESS;
+}
+tc_err tc_device_copy_on_device(tc_device *device, void *dst, const void *src, size_t bytes) {
+  return bytes ? device->ops->copy(device, dst, src, bytes, TC_COPY_ON_DEVICE) : TC_SUCCESS;
+}
+tc_err tc_device_memset_zero(tc_device *device, void *ptr, size_t bytes) {
+  return bytes ? device->ops->memset_zero(device, ptr, bytes) : TC_SUCCESS;
+}
+tc_err tc_device_synchronize(tc_device *device) { return device->ops->synchronize(device); }
+
+tc_err tc_device_timer_create(tc_device *device, tc_device_timer **timer) {
+  tc_device_timer *created;
+  TC_CALLOC(created, 1);
+  created->device = device;
+  tc_err err = device->ops->timer_open(created);
+  if (err != TC_SUCCESS) {
+    free(created);
+    return err;
+  }
+  *timer = created;
+  return TC_SUCCESS;
+}
+
+void tc_device_timer_destroy(tc_device_timer **timer) {
+  if (!*timer)
+    return;
+  (*timer)->device->ops->timer_close(*timer);
+  free(*timer);
+  *timer = NULL;
+}
+
+tc_err tc_device_timer_start(tc_device_timer *timer) {
+  return timer->device->ops->timer_start(timer);
+}
+tc_err tc_device_timer_stop(tc_device_timer *timer) {
+  return timer->device->ops->timer_stop(timer);
+}
+tc_err tc_device_timer_seconds(tc_device_timer *timer, double *seconds) {
+  return timer->device->ops->timer_seconds(timer, seconds);
+}

@@ -1,0 +1,105 @@
+/* tc_device_host: the device operations of the CPU backends (serial and
+ * OpenMP): aligned host memory, memcpy, and a monotonic clock. */
+#define _POSIX_C_SOURCE 200809L
+#include "tc_device_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static tc_err host_open(tc_device *device, const tc_device_options *options) {
+  if (device->backend == TC_BACKEND_OPENMP) {
+#ifdef _OPENMP
+    if (options->num_threads > 0)
+      omp_set_num_threads(options->num_threads);
+    device->num_threads = omp_get_max_threads();
+#else
+    TC_FAIL(TC_ERR_UNSUPPORTED, "backend openmp needs a build with OpenMP");
+#endif
+    snprintf(device->description, sizeof device->description, "OpenMP, %d thread%s",
+             device->num_threads, device->num_threads == 1 ? "" : "s");
+  } else {
+    device->num_threads = 1;
+    snprintf(device->description, sizeof device->description, "serial");
+  }
+  return TC_SUCCESS;
+}
+
+static void host_close(tc_device *device) { (void)device; }
+
+static tc_err host_alloc(tc_device *device, size_t bytes, void **ptr) {
+  (void)device;
+  const size_t alignment = 64;
+  size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  TC_CHECK(rounded >= bytes, TC_ERR_MEMORY, "allocation of %zu bytes is too large", bytes);
+  *ptr = aligned_alloc(alignment, rounded);
+  TC_CHECK(*ptr != NULL, TC_ERR_MEMORY, "out of host memory allocating %zu bytes", bytes);
+  return TC_SUCCESS;
+}
+
+static void host_release(tc_device *device, void *ptr) {
+  (void)device;
+  free(ptr);
+}
+
+static tc_err host_copy(tc_device *device, void *dst, const void *src, size_t bytes,
+                        tc_copy_direction direction) {
+  (void)device;
+  (void)direction;
+  memcpy(dst, src, bytes);
+  return TC_SUCCESS;
+}
+
+static tc_err host_memset_zero(tc_device *device, void *ptr, size_t bytes) {
+  (void)device;
+  memset(ptr, 0, bytes);
+  return TC_SUCCESS;
+}
+
+static tc_err host_synchronize(tc_device *device) {
+  (void)device;
+  return TC_SUCCESS;
+}
+
+static double monotonic_seconds(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+static tc_err host_timer_open(tc_device_timer *timer) {
+  (void)timer;
+  return TC_SUCCESS;
+}
+static void host_timer_close(tc_device_timer *timer) { (void)timer; }
+static tc_err host_timer_start(tc_device_timer *timer) {
+  timer->start_seconds = monotonic_seconds();
+  return TC_SUCCESS;
+}
+static tc_err host_timer_stop(tc_device_timer *timer) {
+  timer->stop_seconds = monotonic_seconds();
+  return TC_SUCCESS;
+}
+static tc_err host_timer_seconds(tc_device_timer *timer, double *seconds) {
+  *seconds = timer->stop_seconds - timer->start_seconds;
+  return TC_SUCCESS;
+}
+
+const tc_device_ops tc_device_ops_host = {
+    .open = host_open,
+    .close = host_close,
+    .alloc = host_alloc,
+    .release = host_release,
+    .copy = host_copy,
+    .memset_zero = host_memset_zero,
+    .synchronize = host_synchronize,
+    .timer_open = host_timer_open,
+    .timer_close = host_timer_close,
+    .timer_start = host_timer_start,
+    .timer_stop = host_timer_stop,
+    .timer_seconds = host_timer_seconds,
+};
