@@ -15,7 +15,10 @@ typedef struct {
   int64_t cells[3];   ///< nx, ny, nz cells in the global box
   double length[3];   ///< box extents; the box is [0,lx]x[0,ly]x[0,lz]
   double distortion;  ///< amplitude of the smooth interior distortion, as a fraction of a cell
-                      ///< (0: affine brick cells; must stay < 0.25 so cells stay valid)
+                      ///< (0: affine brick cells; in [0, 0.25). Cells stay valid while
+                      ///< distortion*pi*(1/n_a + 2/n_b + 2/n_c) < 1 for every axis a, i.e. on
+                      ///< boxes of 8 or more cells per direction; coarser boxes may invert cells,
+                      ///< which the geometry then reports)
   int order;          ///< 1: hex8 (Q1), 2: hex27 (Q2) nodes per cell
 } tc_mesh_options;
 
@@ -56,6 +59,9 @@ tc_err tc_mesh_create(MPI_Comm comm, const tc_mesh_options *options, tc_mesh **m
 
 /// Releases the mesh and sets *mesh to NULL. NULL is fine.
 void tc_mesh_destroy(tc_mesh **mesh);
+
+/// The mesh's communicator (a duplicate of the one it was created on).
+MPI_Comm tc_mesh_comm(const tc_mesh *mesh);
 
 /// The rank-local arrays.
 const tc_mesh_local *tc_mesh_local_part(const tc_mesh *mesh);
