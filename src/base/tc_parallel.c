@@ -103,6 +103,13 @@ tc_err tc_broadcast(MPI_Comm comm, void *buffer, int64_t bytes, int root) {
   return TC_SUCCESS;
 }
 
+tc_err tc_gather(MPI_Comm comm, const void *send, int bytes_per_rank, void *receive,
+                 int root) {
+  TC_MPI_CALL(MPI_Gather(send, bytes_per_rank, MPI_BYTE, receive, bytes_per_rank, MPI_BYTE,
+                         root, comm));
+  return TC_SUCCESS;
+}
+
 noreturn void tc_abort(MPI_Comm comm, int exit_code, const char *fmt, ...) {
   char message[1024];
   va_list args;

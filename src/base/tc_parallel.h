@@ -56,6 +56,12 @@ tc_err tc_allreduce_max_int64(MPI_Comm comm, int64_t *values, int count);
 /// Broadcasts bytes from root. Collective on comm.
 tc_err tc_broadcast(MPI_Comm comm, void *buffer, int64_t bytes, int root);
 
+/// Gathers bytes_per_rank bytes from every rank to root: rank r's bytes land
+/// at receive + r * bytes_per_rank (receive is used on root only and holds
+/// size * bytes_per_rank bytes). Collective on comm.
+tc_err tc_gather(MPI_Comm comm, const void *send, int bytes_per_rank, void *receive,
+                 int root);
+
 /// Prints "tcmini: error on rank R: message" to stderr and aborts every rank
 /// of comm with the given exit code. For failures that cannot be agreed on
 /// (a rank that cannot reach the next collective). Not collective.

@@ -1,0 +1,86 @@
+/* tc_report: the run report: build facts, run facts (ranks, threads,
+ * backend, layout, variants, precision, each rank's device), the effective
+ * deck, phase times (min/avg/max over ranks), figures of merit, checks and
+ * the verdict. Rank 0 writes it as YAML and prints a short table. */
+#ifndef TC_REPORT_H
+#define TC_REPORT_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "tc_config.h"
+#include "tc_contract.h"
+#include "tc_error.h"
+#include "tc_timers.h"
+
+typedef struct tc_report tc_report;
+
+/// Creates an empty report for a run on comm, with the build facts (version,
+/// git revision, compiler, C flags, backends compiled in) and the start time.
+/// Not collective.
+tc_err tc_report_create(MPI_Comm comm, tc_report **report);
+
+/// Releases the report and sets *report to NULL. NULL is fine.
+void tc_report_destroy(tc_report **report);
+
+/// Records the configuration (the effective deck is kept as text) and this
+/// rank's device: threads used and a one-line description (e.g.
+/// tc_device_description). The descriptions are gathered to rank 0.
+/// Collective on the report's communicator.
+tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads,
+                         const char *device_description);
+
+/// Records the variant that actually ran for kernel (after resolving auto).
+/// Not collective.
+tc_err tc_report_set_variant(tc_report *report, tc_kernel kernel, tc_variant variant);
+
+/// The variants recorded so far, one "Kernel: variant" per kernel in kernel
+/// order, comma-separated (e.g. "FieldFieldScalar: blocked, DataDataScalar:
+/// flat"); "" before any. Owned by the report, valid until the next change.
+const char *tc_report_variants_text(const tc_report *report);
+
+/// Records the phase times (from tc_timers_reduce). Not collective.
+void tc_report_set_times(tc_report *report, const tc_phase_stats stats[TC_PHASE_COUNT]);
+
+/// Adds a figure of merit, e.g. ("FieldFieldVector", 41.2, "GFLOP/s").
+/// Not collective.
+tc_err tc_report_add_figure(tc_report *report, const char *name, double value,
+                            const char *unit);
+
+/// Adds the outcome of a check: the value found, the reference it is
+/// compared with, the scale the error is measured against, the relative
+/// tolerance and whether it passed (the caller's comparison, typically
+/// error <= tolerance * scale). A check that did not apply is recorded with
+/// skipped_note saying why (NULL for a check that ran); it neither passes
+/// nor fails. Values must be the same on every rank (reduced ones).
+/// Not collective.
+tc_err tc_report_add_check(tc_report *report, const char *name, double value,
+                           double reference, double tolerance, bool passed,
+                           const char *skipped_note, double scale);
+
+/// The verdict: TC_SUCCESS if every check that ran passed (or none ran), else
+/// TC_ERR_VERIFY with a message naming the failed checks. Not collective.
+tc_err tc_report_verdict(const tc_report *report);
+
+/// Rank 0 writes the YAML report to path (through a temporary file renamed
+/// into place; "none" writes nothing); every rank returns the same result.
+/// Collective on the report's communicator.
+tc_err tc_report_write(const tc_report *report, const char *path);
+
+/// tcmini's version (the CMake project version, e.g. "0.1.0").
+const char *tc_report_version(void);
+
+/// The git revision tcmini was configured from ("unknown" outside git).
+const char *tc_report_git_revision(void);
+
+/// Writes the build facts (version, git revision, compiler, build type and
+/// flags, backends compiled in, HDF5) as a few "name: value" lines, for
+/// --version. Not collective.
+void tc_report_print_build(FILE *stream);
+
+/// Rank 0 prints a short human-readable summary (run, phases, figures,
+/// checks, verdict) to stream; other ranks print nothing. Not collective.
+void tc_report_print(const tc_report *report, FILE *stream);
+
+#endif
