@@ -1,0 +1,245 @@
+/* tc_assembly: node graph, CSR structures and the deterministic
+ * gather-assemble of element matrices and vectors (see tc_assembly.h). */
+#include "tc_assembly.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tc_assembly {
+  const tc_mesh_local *mesh;
+  tc_csr scalar;  ///< one dof per node
+  tc_csr vector;  ///< three dofs per node
+};
+
+static int compare_int64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Collects the sorted, unique nodes that share a cell with `node` into
+ * scratch and returns how many there are. */
+static int64_t node_neighbours(const tc_mesh_local *mesh, int64_t node, int64_t *scratch) {
+  int64_t count = 0;
+  for (int64_t e = mesh->node_cell_offsets[node]; e < mesh->node_cell_offsets[node + 1]; ++e) {
+    const int64_t *nodes = mesh->cell_nodes + mesh->node_cells[e] * mesh->nodes_per_cell;
+    for (int b = 0; b < mesh->nodes_per_cell; ++b)
+      scratch[count++] = nodes[b];
+  }
+  qsort(scratch, (size_t)count, sizeof *scratch, compare_int64);
+  int64_t unique = 0;
+  for (int64_t i = 0; i < count; ++i)
+    if (unique == 0 || scratch[unique - 1] != scratch[i])
+      scratch[unique++] = scratch[i];
+  return unique;
+}
+
+static int64_t max_cells_per_node(const tc_mesh_local *mesh) {
+  int64_t most = 0;
+  for (int64_t n = 0; n < mesh->num_nodes; ++n) {
+    int64_t cells = mesh->node_cell_offsets[n + 1] - mesh->node_cell_offsets[n];
+    most = cells > most ? cells : most;
+  }
+  return most;
+}
+
+static tc_err build_scalar_graph(const tc_mesh_local *mesh, tc_csr *csr) {
+  const int64_t num_nodes = mesh->num_nodes;
+  const int64_t scratch_size = max_cells_per_node(mesh) * mesh->nodes_per_cell;
+  csr->num_rows = num_nodes;
+  TC_CALLOC(csr->row_offsets, num_nodes + 1);
+  int failed = 0;
+#pragma omp parallel reduction(| : failed)
+  {
+    int64_t *scratch = malloc((size_t)(scratch_size > 0 ? scratch_size : 1) * sizeof *scratch);
+    failed = scratch == NULL;
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < num_nodes; ++n)
+      csr->row_offsets[n + 1] = failed ? 0 : node_neighbours(mesh, n, scratch);
+    free(scratch);
+  }
+  TC_CHECK(!failed, TC_ERR_MEMORY, "out of memory building the node graph");
+  for (int64_t n = 0; n < num_nodes; ++n)
+    csr->row_offsets[n + 1] += csr->row_offsets[n];
+  csr->num_entries = csr->row_offsets[num_nodes];
+  TC_CALLOC(csr->columns, csr->num_entries);
+#pragma omp parallel reduction(| : failed)
+  {
+    int64_t *scratch = malloc((size_t)(scratch_size > 0 ? scratch_size : 1) * sizeof *scratch);
+    failed = scratch == NULL;
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < num_nodes; ++n) {
+      if (failed)
+        continue;
+      int64_t count = node_neighbours(mesh, n, scratch);
+      memcpy(csr->columns + csr->row_offsets[n], scratch, (size_t)count * sizeof *scratch);
+    }
+    free(scratch);
+  }
+  TC_CHECK(!failed, TC_ERR_MEMORY, "out of memory building the node graph");
+  return TC_SUCCESS;
+}
+
+/* Expands the node graph to `components` dofs per node, each node block dense. */
+static tc_err expand_graph(const tc_csr *nodes, int components, tc_csr *csr) {
+  csr->num_rows = nodes->num_rows * components;
+  csr->num_entries = nodes->num_entries * components * components;
+  TC_CALLOC(csr->row_offsets, csr->num_rows + 1);
+  TC_CALLOC(csr->columns, csr->num_entries);
+#pragma omp parallel for schedule(static)
+  for (int64_t n = 0; n < nodes->num_rows; ++n) {
+    int64_t begin = nodes->row_offsets[n], length = nodes->row_offsets[n + 1] - begin;
+    for (int i = 0; i < components; ++i) {
+      int64_t row = n * components + i;
+      int64_t offset = begin * components * components + i * length * components;
+      csr->row_offsets[row] = offset;
+      for (int64_t e = 0; e < length; ++e)
+        for (int j = 0; j < components; ++j)
+          csr->columns[offset + e * components + j] = nodes->columns[begin + e] * components + j;
+    }
+  }
+  csr->row_offsets[csr->num_rows] = csr->num_entries;
+  return TC_SUCCESS;
+}
+
+static void csr_free(tc_csr *csr) {
+  free(csr->row_offsets);
+  free(csr->columns);
+  memset(csr, 0, sizeof *csr);
+}
+
+tc_err tc_assembly_create(const tc_mesh *mesh, tc_assembly **assembly) {
+  tc_assembly *created;
+  TC_CALLOC(created, 1);
+  created->mesh = tc_mesh_local_part(mesh);
+  tc_err err = build_scalar_graph(created->mesh, &created->scalar);
+  if (err == TC_SUCCESS)
+    err = expand_graph(&created->scalar, 3, &created->vector);
+  if (err != TC_SUCCESS) {
+    tc_assembly_destroy(&created);
+    return err;
+  }
+  *assembly = created;
+  return TC_SUCCESS;
+}
+
+void tc_assembly_destroy(tc_assembly **assembly) {
+  if (!*assembly)
+    return;
+  csr_free(&(*assembly)->scalar);
+  csr_free(&(*assembly)->vector);
+  free(*assembly);
+  *assembly = NULL;
+}
+
+const tc_csr *tc_assembly_graph(const tc_assembly *assembly, int components) {
+  return components == 1 ? &assembly->scalar : &assembly->vector;
+}
+
+double tc_element_block_get(const tc_element_block *block, int64_t rows, int64_t columns,
+                            int64_t cell, int64_t row, int64_t column) {
+  int64_t offset = block->layout == TC_LAYOUT_RIGHT
+                       ? (cell * rows + row) * columns + column
+                       : cell + block->batch_cells * (row + rows * column);
+  return block->precision == TC_DOUBLE ? ((const double *)block->data)[offset]
+                                       : (double)((const float *)block->data)[offset];
+}
+
+/* Position of `column` in a CSR row (it is there: the graph covers every cell). */
+static int64_t find_column(const int64_t *columns, int64_t begin, int64_t end, int64_t column) {
+  while (end - begin > 1) {
+    int64_t middle = begin + (end - begin) / 2;
+    if (columns[middle] <= column)
+      begin = middle;
+    else
+      end = middle;
+  }
+  return begin;
+}
+
+tc_err tc_assembly_add_matrices(const tc_assembly *assembly, int components,
+                                const tc_element_block *block, double *values) {
+  const tc_mesh_local *mesh = assembly->mesh;
+  const tc_csr *csr = tc_assembly_graph(assembly, components);
+  const int nodes_per_cell = mesh->nodes_per_cell;
+  const int64_t size = (int64_t)nodes_per_cell * components;
+  const int64_t cell_end = block->cell_begin + block->batch_cells;
+  TC_CHECK(block->cell_begin >= 0 && cell_end <= mesh->num_cells, TC_ERR_ARGUMENT,
+           "element batch [%lld, %lld) is outside the %lld local cells",
+           (long long)block->cell_begin, (long long)cell_end, (long long)mesh->num_cells);
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t node = 0; node < mesh->num_nodes; ++node) {
+    for (int64_t e = mesh->node_cell_offsets[node]; e < mesh->node_cell_offsets[node + 1]; ++e) {
+      int64_t cell = mesh->node_cells[e];
+      if (cell < block->cell_begin || cell >= cell_end)
+        continue;
+      int slot = mesh->node_cell_slots[e];
+      const int64_t *cell_nodes = mesh->cell_nodes + cell * nodes_per_cell;
+      for (int i = 0; i < components; ++i) {
+        int64_t row = node * components + i;
+        int64_t begin = csr->row_offsets[row], end = csr->row_offsets[row + 1];
+        for (int b = 0; b < nodes_per_cell; ++b)
+          for (int j = 0; j < components; ++j) {
+            int64_t column = cell_nodes[b] * components + j;
+            double value = tc_element_block_get(block, size, size, cell - block->cell_begin,
+                                                slot * components + i, b * components + j);
+            values[find_column(csr->columns, begin, end, column)] += value;
+          }
+      }
+    }
+  }
+  return TC_SUCCESS;
+}
+
+tc_err tc_assembly_add_vectors(const tc_assembly *assembly, int components,
+                               const tc_element_block *block, double *node_values) {
+  const tc_mesh_local *mesh = assembly->mesh;
+  const int64_t size = (int64_t)mesh->nodes_per_cell * components;
+  const int64_t cell_end = block->cell_begin + block->batch_cells;
+  TC_CHECK(block->cell_begin >= 0 && cell_end <= mesh->num_cells, TC_ERR_ARGUMENT,
+           "element batch [%lld, %lld) is outside the %lld local cells",
+           (long long)block->cell_begin, (long long)cell_end, (long long)mesh->num_cells);
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t node = 0; node < mesh->num_nodes; ++node) {
+    for (int64_t e = mesh->node_cell_offsets[node]; e < mesh->node_cell_offsets[node + 1]; ++e) {
+      int64_t cell = mesh->node_cells[e];
+      if (cell < block->cell_begin || cell >= cell_end)
+        continue;
+      int slot = mesh->node_cell_slots[e];
+      for (int i = 0; i < components; ++i)
+        node_values[node * components + i] += tc_element_block_get(
+            block, size, 1, cell - block->cell_begin, slot * components + i, 0);
+    }
+  }
+  return TC_SUCCESS;
+}
+
+void tc_assembly_multiply(const tc_assembly *assembly, int components, const double *values,
+                          const double *x, double *y) {
+  const tc_csr *csr = tc_assembly_graph(assembly, components);
+#pragma omp parallel for schedule(static)
+  for (int64_t row = 0; row < csr->num_rows; ++row) {
+    double sum = 0.0;
+    for (int64_t e = csr->row_offsets[row]; e < csr->row_offsets[row + 1]; ++e)
+      sum += values[e] * x[csr->columns[e]];
+    y[row] = sum;
+  }
+}
+
+void tc_assembly_row_sums_and_diagonal(const tc_assembly *assembly, int components,
+                                       const double *values, double *row_sums,
+                                       double *diagonal) {
+  const tc_csr *csr = tc_assembly_graph(assembly, components);
+#pragma omp parallel for schedule(static)
+  for (int64_t row = 0; row < csr->num_rows; ++row) {
+    double sum = 0.0, on_diagonal = 0.0;
+    for (int64_t e = csr->row_offsets[row]; e < csr->row_offsets[row + 1]; ++e) {
+      sum += values[e];
+      if (csr->columns[e] == row)
+        on_diagonal = values[e];
+    }
+    if (row_sums)
+      row_sums[row] = sum;
+    if (diagonal)
+      diagonal[row] = on_diagonal;
+  }
+}

@@ -1,0 +1,74 @@
+/* tc_assembly: the rank-local sparse structure of the global system (CSR over
+ * local nodes, for scalar and 3-component fields) and the deterministic
+ * gather-assemble of element matrices and vectors into it: each row has one
+ * writer, and contributions are summed in ascending cell order. */
+#ifndef TC_ASSEMBLY_H
+#define TC_ASSEMBLY_H
+
+#include <stdint.h>
+
+#include "tc_contract.h"
+#include "tc_mesh.h"
+
+/// The structure of a rank-local CSR matrix over local degrees of freedom
+/// (dof = node for a scalar field, 3*node + component for a vector field).
+/// Matrices of one structure keep their values in separate arrays of
+/// num_entries doubles.
+typedef struct {
+  int64_t num_rows;
+  int64_t num_entries;
+  int64_t *row_offsets; ///< [num_rows+1]
+  int64_t *columns;     ///< [num_entries], ascending within a row
+} tc_csr;
+
+typedef struct tc_assembly tc_assembly;
+
+/// Builds the node graph of the local mesh (two nodes are coupled when they
+/// share a cell) and the CSR structures for 1- and 3-component fields. Not
+/// collective.
+tc_err tc_assembly_create(const tc_mesh *mesh, tc_assembly **assembly);
+void tc_assembly_destroy(tc_assembly **assembly);
+
+/// The CSR structure for a field of `components` (1 or 3) per node.
+const tc_csr *tc_assembly_graph(const tc_assembly *assembly, int components);
+
+/// Element outputs of cells [cell_begin, cell_begin + batch) as the
+/// contractions left them: layout and precision of the contraction.
+typedef struct {
+  const void *data;
+  tc_layout layout;
+  tc_precision precision;
+  int64_t batch_cells;  ///< C of the contraction that produced data
+  int64_t cell_begin;   ///< local index of the batch's first cell
+} tc_element_block;
+
+/// Adds element matrices (C, F*components, F*components) of one batch into
+/// values, a matrix of the CSR structure for that many components (field index
+/// = slot*components + comp). Deterministic: rows are split among threads, and
+/// each row sums its cells in ascending order. Not collective.
+tc_err tc_assembly_add_matrices(const tc_assembly *assembly, int components,
+                                const tc_element_block *block, double *values);
+
+/// Adds element vectors (C, F*components) of one batch into a node vector
+/// [num_nodes][components]. Deterministic as above. Not collective.
+tc_err tc_assembly_add_vectors(const tc_assembly *assembly, int components,
+                               const tc_element_block *block, double *node_values);
+
+/// y = A x for the rank-local matrix `values` of `components` per node (x, y:
+/// [num_nodes][components]). Rows of shared nodes hold this rank's part only:
+/// sum y over ranks (tc_mesh_sum_shared) to get the global product.
+void tc_assembly_multiply(const tc_assembly *assembly, int components, const double *values,
+                          const double *x, double *y);
+
+/// Row sums (lumped matrix) and diagonal of the rank-local matrix `values`,
+/// into [num_nodes][components] vectors (either may be NULL).
+void tc_assembly_row_sums_and_diagonal(const tc_assembly *assembly, int components,
+                                       const double *values, double *row_sums,
+                                       double *diagonal);
+
+/// Reads entry (cell, row, column) of an element block of shape (C, N, M) (or
+/// (C, N) with column 0 and M = 1) in the block's layout and precision.
+double tc_element_block_get(const tc_element_block *block, int64_t rows, int64_t columns,
+                            int64_t cell, int64_t row, int64_t column);
+
+#endif

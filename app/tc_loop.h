@@ -1,0 +1,66 @@
+/* tc_loop: the element-assembly loop of one rank. Per step and per batch of
+ * cells: geometry and basis at quadrature points, the contraction inputs,
+ * the selected contractions on the rank's device, gather-assemble into CSR
+ * matrices and node/cell vectors; then the shared nodes are summed across
+ * ranks. */
+#ifndef TC_LOOP_H
+#define TC_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tc_assembly.h"
+#include "tc_config.h"
+#include "tc_device.h"
+#include "tc_mesh.h"
+#include "tc_timers.h"
+
+/// What one step assembles, rank-local (host memory, double). Node vectors
+/// are [num_nodes][components] with shared nodes already summed over ranks;
+/// matrices hold this rank's cells only (CSR of tc_assembly). Arrays of kernels
+/// that were not selected are NULL.
+typedef struct {
+  double *mass;                 ///< FieldFieldScalar, CSR (1 component)
+  double *stiffness;            ///< FieldFieldVector, CSR (1 component)
+  double *elasticity;           ///< FieldFieldTensor, CSR (3 components)
+  double *lumped_mass;          ///< row sums of the mass matrix, per node
+  double *stiffness_diagonal;   ///< per node
+  double *elasticity_diagonal;  ///< per node, 3 components
+  double *load;                 ///< DataFieldScalar: int u_h phi_a, per node
+  double *flux_load;            ///< DataFieldVector: int grad u . grad phi_a, per node
+  double *internal_force;       ///< DataFieldTensor: int sigma(w_h) : eps(phi_a e_i), per node, 3 components
+  double *cell_volume;          ///< per cell: sum of the weighted measures (always)
+  double *cell_u2;              ///< DataDataScalar: int u_h^2 per cell
+  double *cell_grad_u2;         ///< DataDataVector: int |grad u_h|^2 per cell
+  double *cell_stress_strain;   ///< DataDataTensor: int sigma(w_h):eps(w_h) per cell
+  double *element_matrices[3];  ///< FieldField outputs per cell, [cells][N][N] (only with output.element_matrices)
+} tc_loop_results;
+
+typedef struct tc_loop tc_loop;
+
+/// Sets up the loop: the CSR structures, the quadrature and basis, and the
+/// batch buffers on the device (cells per batch chosen so that a batch's
+/// arrays stay within a memory budget). Not collective.
+tc_err tc_loop_create(const tc_config *config, const tc_mesh *mesh, tc_device *device,
+                      tc_loop **loop);
+void tc_loop_destroy(tc_loop **loop);
+
+/// Runs one assembly step (all batches, then the shared-node sums), timing
+/// each phase into timers. Collective on the mesh's communicator.
+tc_err tc_loop_step(tc_loop *loop, tc_timers *timers);
+
+/// The results of the last step.
+const tc_loop_results *tc_loop_get_results(const tc_loop *loop);
+const tc_assembly *tc_loop_assembly(const tc_loop *loop);
+/// Cells per batch, and batches per step.
+int64_t tc_loop_batch_cells(const tc_loop *loop);
+int64_t tc_loop_num_batches(const tc_loop *loop);
+/// Quadrature points per cell and scalar fields per cell.
+int64_t tc_loop_num_points(const tc_loop *loop);
+int64_t tc_loop_num_fields(const tc_loop *loop);
+/// The variant each selected kernel ran (as resolved by the backend).
+tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel);
+/// Floating-point operations of one step's contractions of a kernel on this rank.
+double tc_loop_kernel_flops(const tc_loop *loop, tc_kernel kernel);
+
+#endif

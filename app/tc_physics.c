@@ -1,0 +1,327 @@
+/* tc_physics: the kernel-to-array table of the assembly loop, the
+ * manufactured fields with their exact integrals, and the builders of the
+ * contraction inputs (see tc_physics.h). */
+#include "tc_physics.h"
+
+#include <stdlib.h>
+
+#include "tc_fem_array.h"
+#include "tc_function_space.h"
+
+/* u = 1 + 0.5x + 0.25y - 0.75z; w = (0.01,0.02,0.03) + W x with a W that has
+ * both symmetric (straining) and skew (rotating) parts; lambda, mu of a
+ * material with Poisson ratio 1/3. Arbitrary but fixed: the checks compare
+ * against exact integrals of these. */
+static const tc_physics_fields default_fields = {
+    .u0 = 1.0,
+    .g = {0.5, 0.25, -0.75},
+    .w0 = {0.01, 0.02, 0.03},
+    .W = {{0.10, 0.20, 0.00}, {-0.05, 0.30, 0.10}, {0.00, 0.15, -0.20}},
+    .lambda = 1.0,
+    .mu = 0.5,
+};
+
+const tc_physics_fields *tc_physics_default_fields(void) { return &default_fields; }
+
+static const struct {
+  tc_physics_input left, right;
+  const char *role;
+  int components;
+} kernel_table[TC_KERNEL_COUNT] = {
+    [TC_FIELD_FIELD_SCALAR] = {TC_INPUT_WEIGHTED_VALUES, TC_INPUT_VALUES, "mass matrix", 1},
+    [TC_FIELD_FIELD_VECTOR] = {TC_INPUT_WEIGHTED_GRADIENTS, TC_INPUT_GRADIENTS,
+                               "diffusion stiffness", 1},
+    [TC_FIELD_FIELD_TENSOR] = {TC_INPUT_WEIGHTED_STRESSES, TC_INPUT_STRAINS,
+                               "elasticity stiffness", 3},
+    [TC_DATA_FIELD_SCALAR] = {TC_INPUT_WEIGHTED_FIELD_U, TC_INPUT_VALUES, "load of source u_h", 1},
+    [TC_DATA_FIELD_VECTOR] = {TC_INPUT_GRADIENT_U_CELL, TC_INPUT_WEIGHTED_GRADIENTS,
+                              "flux load of grad u (one value per cell)", 1},
+    [TC_DATA_FIELD_TENSOR] = {TC_INPUT_WEIGHTED_STRESS_W, TC_INPUT_STRAINS,
+                              "internal force of w_h", 3},
+    [TC_DATA_DATA_SCALAR] = {TC_INPUT_WEIGHTED_FIELD_U, TC_INPUT_FIELD_U, "integral of u^2", 0},
+    [TC_DATA_DATA_VECTOR] = {TC_INPUT_WEIGHTED_GRADIENT_U, TC_INPUT_GRADIENT_U,
+                             "integral of |grad u|^2", 0},
+    [TC_DATA_DATA_TENSOR] = {TC_INPUT_WEIGHTED_STRESS_W, TC_INPUT_STRAIN_W,
+                             "integral of sigma(w):eps(w)", 0},
+};
+
+tc_physics_input tc_physics_left_input(tc_kernel kernel) { return kernel_table[kernel].left; }
+tc_physics_input tc_physics_right_input(tc_kernel kernel) { return kernel_table[kernel].right; }
+const char *tc_physics_kernel_role(tc_kernel kernel) { return kernel_table[kernel].role; }
+int tc_physics_kernel_components(tc_kernel kernel) { return kernel_table[kernel].components; }
+
+tc_contraction tc_physics_contraction(tc_kernel kernel, int64_t num_cells, int64_t num_fields,
+                                      int64_t num_points, tc_layout layout,
+                                      tc_precision precision) {
+  int components = kernel_table[kernel].components;
+  int64_t fields = (components == 3 ? 3 : 1) * num_fields;
+  int rank = tc_kernel_tensor_rank(kernel);
+  tc_contraction shape = {
+      .kernel = kernel,
+      .num_cells = num_cells,
+      .num_left_fields = tc_kernel_is_data_data(kernel) ? 1 : fields,
+      .num_right_fields = tc_kernel_is_field_field(kernel) ? fields : 1,
+      .num_points = num_points,
+      .num_data_points = kernel == TC_DATA_FIELD_VECTOR ? 1
+                         : tc_kernel_is_data_field(kernel) ? num_points
+                                                           : 1,
+      .dim1 = rank >= 1 ? 3 : 1,
+      .dim2 = rank >= 2 ? 3 : 1,
+      .layout = layout,
+      .precision = precision,
+      .sum_into = false,
+  };
+  return shape;
+}
+
+/* Logical extents of an input, cell index first. */
+static int input_dims(tc_physics_input input, int64_t num_cells, int64_t num_fields,
+                      int64_t num_points, int64_t dims[5]) {
+  dims[0] = num_cells;
+  switch (input) {
+  case TC_INPUT_VALUES:
+  case TC_INPUT_WEIGHTED_VALUES:
+    dims[1] = num_fields, dims[2] = num_points;
+    return 3;
+  case TC_INPUT_GRADIENTS:
+  case TC_INPUT_WEIGHTED_GRADIENTS:
+    dims[1] = num_fields, dims[2] = num_points, dims[3] = 3;
+    return 4;
+  case TC_INPUT_STRAINS:
+  case TC_INPUT_WEIGHTED_STRESSES:
+    dims[1] = 3 * num_fields, dims[2] = num_points, dims[3] = 3, dims[4] = 3;
+    return 5;
+  case TC_INPUT_FIELD_U:
+  case TC_INPUT_WEIGHTED_FIELD_U:
+    dims[1] = num_points;
+    return 2;
+  case TC_INPUT_GRADIENT_U_CELL:
+    dims[1] = 1, dims[2] = 3;
+    return 3;
+  case TC_INPUT_GRADIENT_U:
+  case TC_INPUT_WEIGHTED_GRADIENT_U:
+    dims[1] = num_points, dims[2] = 3;
+    return 3;
+  case TC_INPUT_STRAIN_W:
+  case TC_INPUT_WEIGHTED_STRESS_W:
+  default:
+    dims[1] = num_points, dims[2] = 3, dims[3] = 3;
+    return 4;
+  }
+}
+
+int64_t tc_physics_input_count(tc_physics_input input, int64_t num_cells, int64_t num_fields,
+                               int64_t num_points) {
+  int64_t dims[5];
+  int rank = input_dims(input, num_cells, num_fields, num_points, dims);
+  int64_t count = 1;
+  for (int k = 0; k < rank; ++k)
+    count *= dims[k];
+  return count;
+}
+
+static double field_u(const tc_physics_fields *f, const double x[3]) {
+  return f->u0 + f->g[0] * x[0] + f->g[1] * x[1] + f->g[2] * x[2];
+}
+
+static void field_w(const tc_physics_fields *f, const double x[3], double w[3]) {
+  for (int i = 0; i < 3; ++i)
+    w[i] = f->w0[i] + f->W[i][0] * x[0] + f->W[i][1] * x[1] + f->W[i][2] * x[2];
+}
+
+/* sigma = lambda tr(eps) I + 2 mu eps. */
+static void stress_of_strain(const tc_physics_fields *f, const double eps[3][3],
+                             double sigma[3][3]) {
+  double trace = eps[0][0] + eps[1][1] + eps[2][2];
+  for (int j = 0; j < 3; ++j)
+    for (int k = 0; k < 3; ++k)
+      sigma[j][k] = (j == k ? f->lambda * trace : 0.0) + 2.0 * f->mu * eps[j][k];
+}
+
+/* Strain of the interpolant w_h of w in cell c at point q. */
+static void interpolated_strain(const tc_physics_batch *b, const tc_physics_fields *f, int64_t c,
+                                int64_t q, double eps[3][3]) {
+  double H[3][3] = {{0}};
+  for (int64_t a = 0; a < b->num_fields; ++a) {
+    double w[3];
+    field_w(f, b->node_coords + (c * b->num_fields + a) * 3, w);
+    const double *g = b->gradients + ((c * b->num_fields + a) * b->num_points + q) * 3;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        H[i][j] += w[i] * g[j];
+  }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      eps[i][j] = 0.5 * (H[i][j] + H[j][i]);
+}
+
+/* One cell's part of an input, row-major over the indices after the cell. */
+static void cell_values(tc_physics_input input, const tc_physics_batch *b,
+                        const tc_physics_fields *f, int64_t c, double *out) {
+  const int64_t F = b->num_fields, P = b->num_points;
+  const double *dV = b->measures + c * P;
+  const double *grad = b->gradients + c * F * P * 3;
+  switch (input) {
+  case TC_INPUT_VALUES:
+  case TC_INPUT_WEIGHTED_VALUES:
+  case TC_INPUT_GRADIENTS:
+  case TC_INPUT_WEIGHTED_GRADIENTS:
+    return; /* built by tc_hgrad_* in tc_physics_build_input */
+  case TC_INPUT_STRAINS:
+  case TC_INPUT_WEIGHTED_STRESSES:
+    for (int64_t a = 0; a < F; ++a)
+      for (int i = 0; i < 3; ++i)
+        for (int64_t q = 0; q < P; ++q) {
+          const double *g = grad + (a * P + q) * 3;
+          double eps[3][3], sigma[3][3];
+          for (int j = 0; j < 3; ++j)
+            for (int k = 0; k < 3; ++k)
+              eps[j][k] = 0.5 * ((i == j ? g[k] : 0.0) + (i == k ? g[j] : 0.0));
+          stress_of_strain(f, eps, sigma);
+          double *dst = out + ((a * 3 + i) * P + q) * 9;
+          for (int j = 0; j < 3; ++j)
+            for (int k = 0; k < 3; ++k)
+              dst[j * 3 + k] = input == TC_INPUT_STRAINS ? eps[j][k] : dV[q] * sigma[j][k];
+        }
+    return;
+  case TC_INPUT_FIELD_U:
+  case TC_INPUT_WEIGHTED_FIELD_U:
+    for (int64_t q = 0; q < P; ++q) {
+      double u = 0.0;
+      for (int64_t a = 0; a < F; ++a)
+        u += field_u(f, b->node_coords + (c * F + a) * 3) * b->ref_values[a * P + q];
+      out[q] = input == TC_INPUT_FIELD_U ? u : dV[q] * u;
+    }
+    return;
+  case TC_INPUT_GRADIENT_U_CELL:
+    for (int d = 0; d < 3; ++d)
+      out[d] = f->g[d];
+    return;
+  case TC_INPUT_GRADIENT_U:
+  case TC_INPUT_WEIGHTED_GRADIENT_U:
+    for (int64_t q = 0; q < P; ++q)
+      for (int d = 0; d < 3; ++d) {
+        double sum = 0.0;
+        for (int64_t a = 0; a < F; ++a)
+          sum += field_u(f, b->node_coords + (c * F + a) * 3) * grad[(a * P + q) * 3 + d];
+        out[q * 3 + d] = input == TC_INPUT_GRADIENT_U ? sum : dV[q] * sum;
+      }
+    return;
+  case TC_INPUT_STRAIN_W:
+  case TC_INPUT_WEIGHTED_STRESS_W:
+  default:
+    for (int64_t q = 0; q < P; ++q) {
+      double eps[3][3], sigma[3][3];
+      interpolated_strain(b, f, c, q, eps);
+      stress_of_strain(f, eps, sigma);
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 3; ++k)
+          out[q * 9 + j * 3 + k] = input == TC_INPUT_STRAIN_W ? eps[j][k] : dV[q] * sigma[j][k];
+    }
+    return;
+  }
+}
+
+tc_err tc_physics_build_input(tc_physics_input input, const tc_physics_batch *batch,
+                              const tc_physics_fields *fields, tc_layout layout,
+                              tc_precision precision, void *output) {
+  TC_CHECK(input >= 0 && input < TC_INPUT_COUNT, TC_ERR_ARGUMENT, "unknown input %d", (int)input);
+  const tc_physics_batch *b = batch;
+  const int num_fields = (int)b->num_fields;
+  switch (input) { /* the function-space transforms of src/fem */
+  case TC_INPUT_VALUES:
+    return tc_hgrad_values(b->num_cells, num_fields, b->num_points, b->ref_values, NULL, layout,
+                           precision, output);
+  case TC_INPUT_WEIGHTED_VALUES:
+    return tc_hgrad_values(b->num_cells, num_fields, b->num_points, b->ref_values, b->measures,
+                           layout, precision, output);
+  case TC_INPUT_GRADIENTS:
+    return tc_hgrad_gradients(b->num_cells, num_fields, b->num_points, b->ref_gradients,
+                              b->inverse_jacobians, NULL, layout, precision, output);
+  case TC_INPUT_WEIGHTED_GRADIENTS:
+    return tc_hgrad_gradients(b->num_cells, num_fields, b->num_points, b->ref_gradients,
+                              b->inverse_jacobians, b->measures, layout, precision, output);
+  default:
+    break;
+  }
+  int64_t dims[5], strides[5];
+  const int rank = input_dims(input, batch->num_cells, batch->num_fields, batch->num_points, dims);
+  TC_CALL(tc_fem_layout_strides(layout, rank, dims, strides));
+  const int64_t per_cell =
+      tc_physics_input_count(input, 1, batch->num_fields, batch->num_points);
+  int failed = 0;
+#pragma omp parallel reduction(| : failed)
+  {
+    double *scratch = malloc((size_t)per_cell * sizeof *scratch);
+    failed = scratch == NULL;
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < batch->num_cells; ++c) {
+      if (failed)
+        continue;
+      cell_values(input, batch, fields, c, scratch);
+      /* Walk the cell's entries in row-major order with an odometer over the
+       * indices after the cell one. */
+      int64_t index[5] = {0};
+      int64_t offset = c * strides[0];
+      for (int64_t e = 0; e < per_cell; ++e) {
+        tc_fem_store(output, precision, offset, scratch[e]);
+        for (int k = rank - 1; k >= 1; --k) {
+          offset += strides[k];
+          if (++index[k] < dims[k])
+            break;
+          offset -= strides[k] * dims[k];
+          index[k] = 0;
+        }
+      }
+    }
+    free(scratch);
+  }
+  TC_CHECK(!failed, TC_ERR_MEMORY, "out of memory building contraction inputs");
+  return TC_SUCCESS;
+}
+
+void tc_physics_nodal_u(const tc_physics_fields *fields, int64_t num_nodes, const double *coords,
+                        double *u) {
+  for (int64_t n = 0; n < num_nodes; ++n)
+    u[n] = field_u(fields, coords + 3 * n);
+}
+
+void tc_physics_nodal_w(const tc_physics_fields *fields, int64_t num_nodes, const double *coords,
+                        double *w) {
+  for (int64_t n = 0; n < num_nodes; ++n)
+    field_w(fields, coords + 3 * n, w + 3 * n);
+}
+
+/* Over [0,L]^3: mean of x_i is L_i/2, of x_i^2 is L_i^2/3, of x_i x_j is
+ * L_i L_j / 4 (i != j). */
+double tc_physics_exact_integral_u(const tc_physics_fields *f, const double L[3]) {
+  double volume = L[0] * L[1] * L[2];
+  return volume * (f->u0 + 0.5 * (f->g[0] * L[0] + f->g[1] * L[1] + f->g[2] * L[2]));
+}
+
+double tc_physics_exact_integral_u2(const tc_physics_fields *f, const double L[3]) {
+  double volume = L[0] * L[1] * L[2];
+  double mean = f->u0 * f->u0;
+  for (int i = 0; i < 3; ++i) {
+    mean += f->u0 * f->g[i] * L[i] + f->g[i] * f->g[i] * L[i] * L[i] / 3.0;
+    for (int j = i + 1; j < 3; ++j)
+      mean += 2.0 * f->g[i] * f->g[j] * L[i] * L[j] / 4.0;
+  }
+  return volume * mean;
+}
+
+double tc_physics_exact_integral_grad_u2(const tc_physics_fields *f, const double L[3]) {
+  return L[0] * L[1] * L[2] * (f->g[0] * f->g[0] + f->g[1] * f->g[1] + f->g[2] * f->g[2]);
+}
+
+double tc_physics_exact_integral_stress_strain(const tc_physics_fields *f, const double L[3]) {
+  double eps[3][3], sigma[3][3], product = 0.0;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      eps[i][j] = 0.5 * (f->W[i][j] + f->W[j][i]);
+  stress_of_strain(f, eps, sigma);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      product += sigma[i][j] * eps[i][j];
+  return L[0] * L[1] * L[2] * product;
+}

@@ -1,0 +1,354 @@
+/* tcmini: the mini-application driver. Reads the deck, opens one device per
+ * rank, builds the rank's part of the mesh, runs the element-assembly loop,
+ * checks the results, writes the HDF5 results file and the run report, and
+ * turns the outcome into the exit status:
+ *   0 success, 1 run-time failure, 2 bad input or usage, 3 a check failed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tc_checks.h"
+#include "tc_config.h"
+#include "tc_device.h"
+#include "tc_loop.h"
+#include "tc_mesh.h"
+#include "tc_parallel.h"
+#include "tc_physics.h"
+#include "tc_report.h"
+#include "tc_timers.h"
+#ifdef TCMINI_HAVE_HDF5
+#include "tc_output.h"
+#endif
+
+enum { EXIT_BAD_INPUT = 2, EXIT_VERIFY = 3 };
+
+typedef struct {
+  const char *deck;      /* deck path, NULL for defaults only */
+  int num_overrides;
+  char **overrides;      /* section.key=value arguments */
+  bool help, version, print_deck;
+  const char *bad_option;
+} command_line;
+
+static void parse_command_line(int argc, char **argv, command_line *cl) {
+  memset(cl, 0, sizeof *cl);
+  cl->overrides = calloc((size_t)argc, sizeof *cl->overrides);
+  for (int i = 1; i < argc; ++i) {
+    const char *arg = argv[i];
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
+      cl->help = true;
+    else if (!strcmp(arg, "--version"))
+      cl->version = true;
+    else if (!strcmp(arg, "--print-deck"))
+      cl->print_deck = true;
+    else if (arg[0] == '-' && !cl->bad_option)
+      cl->bad_option = arg;
+    else if (strchr(arg, '='))
+      cl->overrides[cl->num_overrides++] = argv[i];
+    else if (!cl->deck)
+      cl->deck = arg;
+    else if (!cl->bad_option)
+      cl->bad_option = arg;
+  }
+}
+
+static void print_usage(FILE *stream) {
+  fprintf(stream,
+          "usage: mpirun -n RANKS tcmini [options] [DECK] [section.key=value ...]\n"
+          "\n"
+          "Runs the finite-element assembly mini-app on the input DECK (defaults if none),\n"
+          "with command-line overrides of deck entries, e.g. mesh.cells=64,64,64 run.backend=cuda.\n"
+          "\n"
+          "options:\n"
+          "  -h, --help     this text and every deck key with its default\n"
+          "  --version      version and build facts\n"
+          "  --print-deck   print the full effective deck (defaults filled in) and exit\n"
+          "\n"
+          "exit status: 0 success, 1 run-time failure, 2 bad input, 3 a check failed\n"
+          "\n");
+}
+
+/* Adds the checks to the report. */
+static tc_err report_checks(tc_report *report, const tc_check_list *list) {
+  for (int i = 0; i < list->count; ++i) {
+    const tc_check *c = &list->checks[i];
+    TC_CALL(tc_report_add_check(report, c->name, c->value, c->reference, c->tolerance,
+                                c->passed, c->skipped ? c->note : NULL, c->scale));
+  }
+  return TC_SUCCESS;
+}
+
+/* Figures of merit: cells per second through the whole loop, and GFLOP/s of
+ * each kernel (flops of all ranks over the slowest rank's kernel time). */
+static tc_err report_figures(tc_report *report, const tc_config *config, const tc_loop *loop,
+                             const tc_phase_stats *stats, double loop_seconds) {
+  double cells = (double)(config->cells[0] * config->cells[1] * config->cells[2]);
+  TC_CALL(tc_report_add_figure(report, "assembly loop", cells * (double)config->steps / loop_seconds,
+                               "cells/s"));
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
+    if (!config->kernels[k])
+      continue;
+    double flops = tc_loop_kernel_flops(loop, k);
+    TC_CALL(tc_allreduce_sum_double(MPI_COMM_WORLD, &flops, 1));
+    double seconds = stats[tc_phase_of_kernel(k)].max;
+    TC_CALL(tc_report_add_figure(report, tc_kernel_name(k), seconds > 0 ? flops / seconds / 1e9 : 0,
+                                 "GFLOP/s"));
+  }
+  return TC_SUCCESS;
+}
+
+#ifdef TCMINI_HAVE_HDF5
+/* The results file: node and cell fields of the last step. */
+static tc_err write_output(tc_output *output, const tc_config *config, const tc_loop *loop,
+                           const tc_report *report, const tc_phase_stats *stats,
+                           tc_output_stats *written) {
+  const tc_loop_results *r = tc_loop_get_results(loop);
+  const tc_output_field cells[] = {
+      {"volume", 1, r->cell_volume, "length^3", "sum of the weighted measures of the cell"},
+      {"integral_u2", 1, r->cell_u2, "", "DataDataScalar: integral of u_h^2 over the cell"},
+      {"integral_grad_u2", 1, r->cell_grad_u2, "",
+       "DataDataVector: integral of |grad u_h|^2 over the cell"},
+      {"integral_stress_strain", 1, r->cell_stress_strain, "",
+       "DataDataTensor: integral of sigma(w_h):eps(w_h) over the cell"},
+  };
+  const tc_output_field nodes[] = {
+      {"lumped_mass", 1, r->lumped_mass, "length^3", "row sums of the assembled mass matrix"},
+      {"stiffness_diagonal", 1, r->stiffness_diagonal, "length",
+       "diagonal of the assembled diffusion stiffness matrix"},
+      {"elasticity_diagonal", 3, r->elasticity_diagonal, "",
+       "diagonal of the assembled elasticity stiffness matrix, per component"},
+      {"load", 1, r->load, "", "DataFieldScalar: integral of u_h phi_a"},
+      {"flux_load", 1, r->flux_load, "", "DataFieldVector: integral of grad u . grad phi_a"},
+      {"internal_force", 3, r->internal_force, "",
+       "DataFieldTensor: integral of sigma(w_h) : eps(phi_a e_i)"},
+  };
+  for (size_t i = 0; i < sizeof cells / sizeof cells[0]; ++i)
+    if (cells[i].values)
+      TC_CALL(tc_output_add_cell_field(output, &cells[i]));
+  for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; ++i)
+    if (nodes[i].values)
+      TC_CALL(tc_output_add_node_field(output, &nodes[i]));
+  static const char *matrix_names[3] = {"mass", "diffusion_stiffness", "elasticity_stiffness"};
+  for (int k = TC_FIELD_FIELD_SCALAR; k <= TC_FIELD_FIELD_TENSOR; ++k) {
+    if (!r->element_matrices[k])
+      continue;
+    int size = (int)tc_loop_num_fields(loop) * (tc_physics_kernel_components(k) == 3 ? 3 : 1);
+    tc_output_matrix matrix = {matrix_names[k], size, size, r->element_matrices[k], "",
+                               tc_physics_kernel_role(k)};
+    TC_CALL(tc_output_add_element_matrix(output, &matrix));
+  }
+  tc_output_phase phases[TC_PHASE_COUNT];
+  for (int p = 0; p < TC_PHASE_COUNT; ++p)
+    phases[p] = (tc_output_phase){tc_phase_name(p), stats[p].min, stats[p].avg, stats[p].max};
+  char *deck = NULL;
+  TC_CALL(tc_config_deck_string(config, &deck));
+  tc_output_run_info run = {
+      .deck_text = deck,
+      .version = tc_report_version(),
+      .git_revision = tc_report_git_revision(),
+      .backend = tc_backend_name(config->backend),
+      .layout = tc_layout_name(tc_config_layout(config)),
+      .variant = tc_report_variants_text(report),
+      .precision = tc_precision_name(config->precision),
+      .phases = phases,
+      .num_phases = TC_PHASE_COUNT,
+  };
+  tc_err err = tc_output_write(output, &run, written);
+  free(deck);
+  return err;
+}
+#endif
+
+/* A progress line on rank 0 when stdout is a terminal and the steps have
+ * taken more than two seconds, refreshed at most once a second. */
+static void show_progress(int64_t step, int64_t steps, double started, double *shown) {
+  if (tc_rank(MPI_COMM_WORLD) != 0 || !isatty(STDOUT_FILENO))
+    return;
+  double now = tc_wall_seconds();
+  if (step < steps && (now - started < 2.0 || now - *shown < 1.0))
+    return;
+  if (step < steps)
+    printf("\rtcmini: step %lld of %lld, %.0f s", (long long)step + 1, (long long)steps,
+           now - started);
+  else if (*shown > 0)
+    printf("\r%50s\r", "");
+  fflush(stdout);
+  *shown = now;
+}
+
+/* The run after the deck is loaded. Every failure is agreed among the ranks
+ * before it is returned, so no rank waits in a collective for a dead one. */
+static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  tc_device *device = NULL;
+  tc_mesh *mesh = NULL;
+  tc_loop *loop = NULL;
+#ifdef TCMINI_HAVE_HDF5
+  tc_output *output = NULL;
+#endif
+  tc_err err;
+
+  int local_rank = 0, local_size = 1;
+  err = tc_node_local_rank(comm, &local_rank, &local_size);
+  if (err == TC_SUCCESS) {
+    tc_device_options options = {.backend = config->backend,
+                                 .num_threads = (int)config->threads,
+                                 .local_rank = local_rank,
+                                 .local_size = local_size,
+                                 .allow_gpu_sharing = config->gpu_sharing};
+    err = tc_device_create(&options, &device);
+  }
+  err = tc_parallel_agree(comm, err);
+  if (err == TC_SUCCESS)
+    err = tc_report_set_run(report, config, tc_device_num_threads(device),
+                            tc_device_description(device));
+  tc_mesh_options mesh_options = {.distortion = config->distortion, .order = (int)config->order};
+  memcpy(mesh_options.cells, config->cells, sizeof mesh_options.cells);
+  memcpy(mesh_options.length, config->length, sizeof mesh_options.length);
+  if (err == TC_SUCCESS)
+    err = tc_timer_start(timers, TC_PHASE_MESH);
+  if (err == TC_SUCCESS)
+    err = tc_mesh_create(comm, &mesh_options, &mesh);
+  if (err == TC_SUCCESS)
+    err = tc_timer_stop(timers, TC_PHASE_MESH);
+#ifdef TCMINI_HAVE_HDF5
+  if (err == TC_SUCCESS && strcmp(config->path, "none") != 0)
+    err = tc_output_create(comm, config->path, config->overwrite, mesh, &output);
+#endif
+  if (err == TC_SUCCESS)
+    err = tc_parallel_agree(comm, tc_loop_create(config, mesh, device, &loop));
+  if (err == TC_SUCCESS)
+    for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+      if (config->kernels[k] && err == TC_SUCCESS)
+        err = tc_report_set_variant(report, k, tc_loop_variant(loop, k));
+
+  double loop_seconds = 0.0, started = tc_wall_seconds(), shown = 0.0;
+  for (int64_t step = 0; step < config->steps && err == TC_SUCCESS; ++step) {
+    show_progress(step, config->steps, started, &shown);
+    double start = tc_wall_seconds();
+    err = tc_parallel_agree(comm, tc_loop_step(loop, timers));
+    loop_seconds += tc_wall_seconds() - start;
+  }
+  show_progress(config->steps, config->steps, started, &shown);
+  if (err == TC_SUCCESS)
+    err = tc_allreduce_max_double(comm, &loop_seconds, 1);
+
+  if (err == TC_SUCCESS && tc_config_checks_enabled(config)) {
+    tc_check_list checks;
+    err = tc_timer_start(timers, TC_PHASE_CHECKS);
+    if (err == TC_SUCCESS)
+      err = tc_parallel_agree(comm, tc_checks_run(config, mesh, loop, &checks));
+    if (err == TC_SUCCESS)
+      err = tc_timer_stop(timers, TC_PHASE_CHECKS);
+    if (err == TC_SUCCESS)
+      err = report_checks(report, &checks);
+  }
+
+  tc_phase_stats stats[TC_PHASE_COUNT];
+  if (err == TC_SUCCESS)
+    err = tc_timers_reduce(comm, timers, stats);
+#ifdef TCMINI_HAVE_HDF5
+  if (err == TC_SUCCESS && output) {
+    tc_output_stats written;
+    err = tc_timer_start(timers, TC_PHASE_OUTPUT);
+    if (err == TC_SUCCESS)
+      err = write_output(output, config, loop, report, stats, &written);
+    if (err == TC_SUCCESS)
+      err = tc_timer_stop(timers, TC_PHASE_OUTPUT);
+    if (err == TC_SUCCESS)
+      err = tc_report_add_figure(report, "output write", written.gigabytes_per_second, "GB/s");
+  }
+#endif
+  if (err == TC_SUCCESS)
+    err = tc_timer_stop(timers, TC_PHASE_TOTAL);
+  if (err == TC_SUCCESS)
+    err = tc_timers_reduce(comm, timers, stats);
+  if (err == TC_SUCCESS) {
+    tc_report_set_times(report, stats);
+    err = report_figures(report, config, loop, stats, loop_seconds);
+  }
+  if (err == TC_SUCCESS)
+    err = tc_report_write(report, config->report);
+
+#ifdef TCMINI_HAVE_HDF5
+  tc_output_destroy(&output);
+#endif
+  tc_loop_destroy(&loop);
+  tc_mesh_destroy(&mesh);
+  tc_device_destroy(&device);
+  return err;
+}
+
+static int exit_status(tc_err err) {
+  switch (err) {
+  case TC_SUCCESS:
+    return 0;
+  case TC_ERR_INPUT:
+  case TC_ERR_SHAPE:
+  case TC_ERR_ARGUMENT:
+  case TC_ERR_UNSUPPORTED:
+  case TC_ERR_NO_DEVICE:
+    return EXIT_BAD_INPUT;
+  case TC_ERR_VERIFY:
+    return EXIT_VERIFY;
+  default:
+    return 1;
+  }
+}
+
+int main(int argc, char **argv) {
+  if (tc_parallel_init(&argc, &argv) != TC_SUCCESS) {
+    fprintf(stderr, "tcmini: error: %s\n", tc_error_message());
+    return 1;
+  }
+  const bool root = tc_rank(MPI_COMM_WORLD) == 0;
+  command_line cl;
+  parse_command_line(argc, argv, &cl);
+  int status = 0;
+  if (cl.bad_option) {
+    if (root)
+      fprintf(stderr, "tcmini: error: unknown option or extra argument '%s' (see tcmini --help)\n",
+              cl.bad_option);
+    status = EXIT_BAD_INPUT;
+  } else if (cl.help) {
+    if (root) {
+      print_usage(stdout);
+      tc_config_print_help(stdout);
+    }
+  } else if (cl.version) {
+    if (root)
+      tc_report_print_build(stdout);
+  } else {
+    tc_config config;
+    tc_report *report = NULL;
+    tc_timers *timers = NULL;
+    tc_err err = tc_config_load(MPI_COMM_WORLD, cl.deck, cl.num_overrides, cl.overrides, &config);
+    bool bad_deck = err != TC_SUCCESS; /* an unreadable deck is bad input too */
+    if (err == TC_SUCCESS && cl.print_deck) {
+      if (root)
+        tc_config_print_deck(stdout, &config);
+    } else if (err == TC_SUCCESS) {
+      err = tc_timers_create(&timers);
+      if (err == TC_SUCCESS)
+        err = tc_report_create(MPI_COMM_WORLD, &report);
+      err = tc_parallel_agree(MPI_COMM_WORLD, err);
+      if (err == TC_SUCCESS)
+        err = tc_timer_start(timers, TC_PHASE_TOTAL);
+      if (err == TC_SUCCESS)
+        err = run(&config, report, timers);
+      if (err == TC_SUCCESS) {
+        tc_report_print(report, stdout);
+        err = tc_report_verdict(report);
+      }
+    }
+    if (err != TC_SUCCESS && root)
+      fprintf(stderr, "tcmini: error: %s\n", tc_error_message());
+    status = bad_deck ? EXIT_BAD_INPUT : exit_status(err);
+    tc_report_destroy(&report);
+    tc_timers_destroy(&timers);
+  }
+  free(cl.overrides);
+  tc_parallel_finalize();
+  return status;
+}
