@@ -249,6 +249,21 @@ tc_err tc_physics_build_input(tc_physics_input input, const tc_physics_batch *ba
   TC_CALL(tc_fem_layout_strides(layout, rank, dims, strides));
   const int64_t per_cell =
       tc_physics_input_count(input, 1, batch->num_fields, batch->num_points);
+  /* Where each of a cell's entries (row-major over the indices after the
+   * cell one) lands relative to the cell's first entry, in this layout. */
+  int64_t *offsets;
+  TC_CALLOC(offsets, per_cell);
+  int64_t index[5] = {0}, offset = 0;
+  for (int64_t e = 0; e < per_cell; ++e) {
+    offsets[e] = offset;
+    for (int k = rank - 1; k >= 1; --k) {
+      offset += strides[k];
+      if (++index[k] < dims[k])
+        break;
+      offset -= strides[k] * dims[k];
+      index[k] = 0;
+    }
+  }
   int failed = 0;
 #pragma omp parallel reduction(| : failed)
   {
@@ -259,23 +274,19 @@ tc_err tc_physics_build_input(tc_physics_input input, const tc_physics_batch *ba
       if (failed)
         continue;
       cell_values(input, batch, fields, c, scratch);
-      /* Walk the cell's entries in row-major order with an odometer over the
-       * indices after the cell one. */
-      int64_t index[5] = {0};
-      int64_t offset = c * strides[0];
-      for (int64_t e = 0; e < per_cell; ++e) {
-        tc_fem_store(output, precision, offset, scratch[e]);
-        for (int k = rank - 1; k >= 1; --k) {
-          offset += strides[k];
-          if (++index[k] < dims[k])
-            break;
-          offset -= strides[k] * dims[k];
-          index[k] = 0;
-        }
+      if (precision == TC_DOUBLE) {
+        double *cell = (double *)output + c * strides[0];
+        for (int64_t e = 0; e < per_cell; ++e)
+          cell[offsets[e]] = scratch[e];
+      } else {
+        float *cell = (float *)output + c * strides[0];
+        for (int64_t e = 0; e < per_cell; ++e)
+          cell[offsets[e]] = (float)scratch[e];
       }
     }
     free(scratch);
   }
+  free(offsets);
   TC_CHECK(!failed, TC_ERR_MEMORY, "out of memory building contraction inputs");
   return TC_SUCCESS;
 }
