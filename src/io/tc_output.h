@@ -1,0 +1,119 @@
+/* tc_output: the run's results file. One HDF5 file written by every rank
+ * together through MPI-IO (collective transfers, no gather to rank 0), in
+ * global numbering, so that a file written by 1 rank and by N ranks holds the
+ * same arrays; an XDMF file beside it for ParaView; both published atomically
+ * (written under a temporary name, renamed once every rank has finished).
+ * The layout is documented in docs/output.md. */
+#ifndef TC_OUTPUT_H
+#define TC_OUTPUT_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tc_error.h"
+#include "tc_mesh.h"
+
+/// A per-cell or per-node field. values is rank-local and node- or
+/// cell-major: [num_cells][components] or [num_nodes][components] in the
+/// mesh's local numbering (tc_mesh_local). Node values at shared nodes must
+/// already be summed (tc_mesh_sum_shared): only the owner's row is written.
+/// The pointers are kept, not copied, until tc_output_write returns.
+typedef struct {
+  const char *name;        ///< dataset name: letters, digits, '_', '-', '.'; unique in its group
+  int components;          ///< values per cell or node, >= 1 (1: the dataset is 1-D)
+  const double *values;    ///< the local values (may be NULL on a rank with no rows)
+  const char *units;       ///< stored as the "units" attribute; NULL means ""
+  const char *description; ///< stored as the "description" attribute; NULL means ""
+} tc_output_field;
+
+/// One small dense matrix per cell (element matrices), values
+/// [num_cells][rows][cols] in the local cell numbering, row-major.
+typedef struct {
+  const char *name;        ///< dataset name, as for tc_output_field
+  int rows;                ///< >= 1
+  int cols;                ///< >= 1
+  const double *values;    ///< the local values (may be NULL on a rank with no cells)
+  const char *units;       ///< NULL means ""
+  const char *description; ///< NULL means ""
+} tc_output_matrix;
+
+/// One row of the phase-timing table: seconds over ranks.
+typedef struct {
+  const char *name;   ///< phase name, e.g. "assemble"
+  double min_seconds; ///< fastest rank
+  double avg_seconds; ///< mean over ranks
+  double max_seconds; ///< slowest rank
+} tc_output_phase;
+
+/// Run metadata stored under /run. Only rank 0's copy is used (it is
+/// broadcast), so other ranks may pass the same struct or zeros. Any string
+/// may be NULL (stored as "").
+typedef struct {
+  const char *deck_text;        ///< the input deck as read, stored as /run/deck
+  const char *version;          ///< tcmini version
+  const char *git_revision;     ///< source revision of the build
+  const char *backend;          ///< serial, openmp or cuda
+  const char *layout;           ///< physical array layout, e.g. "left" or "right"
+  const char *variant;          ///< contraction algorithm variant(s) used
+  const char *precision;        ///< "double" or "float"
+  const tc_output_phase *phases; ///< phase timings, stored as the table /run/phases
+  int num_phases;               ///< rows in phases
+} tc_output_run_info;
+
+/// What one write cost, the same on every rank.
+typedef struct {
+  int64_t payload_bytes;  ///< raw dataset bytes written, all ranks together
+  int64_t file_bytes;     ///< size of the finished .h5 file (payload + HDF5 metadata + alignment)
+  double seconds;         ///< wall time of tc_output_write from file creation to the final
+                          ///< rename, slowest rank
+  double gigabytes_per_second; ///< payload_bytes / seconds / 1e9
+  bool collective;        ///< every dataset transfer was done collectively by MPI-IO
+                          ///< (false when HDF5 fell back to independent I/O somewhere)
+} tc_output_stats;
+
+typedef struct tc_output tc_output;
+
+/// Prepares a results file at path (e.g. "out/run.h5"; the XDMF file is path
+/// with ".h5" replaced by ".xmf", or ".xmf" appended). Checks, before any work
+/// is done, that the directory exists and that neither file exists unless
+/// overwrite is true, and that mesh is partitioned over comm (the
+/// communicator the mesh was created on). Every rank returns the same error.
+/// Collective on comm.
+tc_err tc_output_create(MPI_Comm comm, const char *path, bool overwrite, const tc_mesh *mesh,
+                        tc_output **output);
+
+/// Releases the writer and sets *output to NULL. NULL is fine. Not collective.
+void tc_output_destroy(tc_output **output);
+
+/// Adds a per-cell field, written to /cells/<name>. Every rank must add the
+/// same fields in the same order (checked collectively by tc_output_write).
+/// Not collective.
+tc_err tc_output_add_cell_field(tc_output *output, const tc_output_field *field);
+
+/// Adds a per-node field, written to /nodes/<name>; as tc_output_add_cell_field.
+tc_err tc_output_add_node_field(tc_output *output, const tc_output_field *field);
+
+/// Adds element matrices, written to /element_matrices/<name>; as
+/// tc_output_add_cell_field.
+tc_err tc_output_add_element_matrix(tc_output *output, const tc_output_matrix *matrix);
+
+/// Writes the mesh, the fields and run into a temporary file beside the final
+/// path, closes it, writes the XDMF file (rank 0) and renames both to their
+/// final names. On any failure on any rank, every rank returns the same error
+/// and no file is left under the final or the temporary names. stats may be
+/// NULL. Collective on the writer's communicator.
+tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_output_stats *stats);
+
+/// The final path of the HDF5 file.
+const char *tc_output_h5_path(const tc_output *output);
+
+/// The final path of the XDMF file.
+const char *tc_output_xdmf_path(const tc_output *output);
+
+/// Test hook: makes rank fail with TC_ERR_IO right after the dataset at
+/// dataset_path (e.g. "/nodes/temperature") has been written, so that the
+/// cleanup after a failure in the middle of a write can be tested. Not collective.
+tc_err tc_output_fail_after(tc_output *output, const char *dataset_path, int rank);
+
+#endif
