@@ -1,0 +1,331 @@
+/* contract_cuda: the CUDA backend of the contraction library: maps each of the
+ * nine kernels onto the batched product of contract_cuda_kernels.cuh, picks
+ * launch shapes and the AUTO variant, checks every launch, and defines the
+ * plain C table tc_contract_backend_cuda. */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+extern "C" {
+#include "tc_contract_backend.h"
+}
+
+#include "contract_cuda_kernels.cuh"
+
+namespace {
+
+constexpr int kBlockThreads = 256;
+/// Shared memory the slicing kernels may take per block (bytes).
+constexpr int64_t kSliceSharedBytes = 32 * 1024;
+/// Largest R a slicing block can hold: one thread per right field.
+constexpr int64_t kSliceMaxRightFields = 1024;
+/// Longest contraction TEAM_PACKED packs (a group of at most 16 lanes).
+constexpr int64_t kPackedMaxLength = 16;
+/// AUTO's thresholds (see cuda_choose).
+constexpr int64_t kFlatFieldFieldFloatMaxLength = 24;
+constexpr int64_t kFlatDataFieldMaxLength = 128;
+constexpr int64_t kFlatDataDataMaxLength = 16;
+constexpr int64_t kFlatDataDataFloatMaxLength = 32;
+constexpr int64_t kLongContraction = 1024;
+constexpr int64_t kFewCells = 40000;
+
+/// Strides (cell, row, k) of a logical (C, rows, P, D1, D2) array with K =
+/// P*D1*D2 collapsed as described in tc_cuda_problem.
+void array_strides(tc_layout layout, int64_t C, int64_t rows, int64_t K, int64_t &s_c,
+                   int64_t &s_row, int64_t &s_k) {
+  if (layout == TC_LAYOUT_RIGHT) {
+    s_c = rows * K;
+    s_row = K;
+    s_k = 1;
+  } else {
+    s_c = 1;
+    s_row = C;
+    s_k = C * rows;
+  }
+}
+
+/// The batched-product view of a validated shape; A and B say which of the
+/// caller's arrays play the roles of A and B.
+tc_cuda_problem make_problem(const tc_contraction *s, const void *left, const void *right,
+                             const void *&A, const void *&B, bool &broadcast) {
+  tc_cuda_problem p = {};
+  const int64_t C = s->num_cells, K = tc_contraction_length(s);
+  const int64_t T = s->dim1 * s->dim2;
+  const bool is_left = s->layout == TC_LAYOUT_LEFT;
+  p.C = C;
+  p.K = K;
+  p.output_left = is_left;
+  p.sum_into = s->sum_into;
+  p.b_div = 1;
+  p.b_mod = K;
+  broadcast = false;
+  int64_t unused;
+  if (tc_kernel_is_field_field(s->kernel)) {
+    p.I = s->num_left_fields;
+    p.J = s->num_right_fields;
+    A = left;
+    B = right;
+    array_strides(s->layout, C, p.I, K, p.a_c, p.a_i, p.a_k);
+    array_strides(s->layout, C, p.J, K, p.b_c, p.b_j, p.b_k);
+  } else if (tc_kernel_is_data_field(s->kernel)) {
+    p.I = s->num_left_fields;
+    p.J = 1;
+    A = right;
+    B = left;
+    array_strides(s->layout, C, p.I, K, p.a_c, p.a_i, p.a_k);
+    if (s->num_data_points == s->num_points) {
+      array_strides(s->layout, C, 1, K, p.b_c, unused, p.b_k);
+    } else {
+      // One data value per cell: data(C,1,D1,D2) has T = D1*D2 entries per
+      // cell; k = p*T + t (right) or p + P*t (left) reads entry t.
+      broadcast = true;
+      array_strides(s->layout, C, 1, T, p.b_c, unused, p.b_k);
+      p.b_div = is_left ? s->num_points : 1;
+      p.b_mod = T;
+    }
+    p.b_j = 0;
+  } else {
+    p.I = 1;
+    p.J = 1;
+    A = left;
+    B = right;
+    array_strides(s->layout, C, 1, K, p.a_c, unused, p.a_k);
+    array_strides(s->layout, C, 1, K, p.b_c, unused, p.b_k);
+    p.a_i = 0;
+    p.b_j = 0;
+  }
+  // Output (C, I, J) in the shape's layout; unused indices have extent 1.
+  if (is_left) {
+    p.o_c = 1;
+    p.o_i = C;
+    p.o_j = C * p.I;
+  } else {
+    p.o_c = p.I * p.J;
+    p.o_i = p.J;
+    p.o_j = 1;
+  }
+  return p;
+}
+
+/// Tiling configurations: threads per side x sums per thread per side, and
+/// cells per block (_4C: 4 adjacent cells, for layout left, where only the
+/// cell index is contiguous). In layout left the 4-cell tiles win up to
+/// 32 x 32 outputs per cell; beyond, one cell's 64 x 64 tile reuses each
+/// fetched word more and wins (docs/cuda.md).
+enum tile_config {
+  TILE_8x1,
+  TILE_16x1,
+  TILE_16x2,
+  TILE_16x4,
+  TILE_8x1_4C,
+  TILE_16x1_4C,
+  TILE_16x2_4C
+};
+
+tile_config choose_tile(int64_t I, int64_t J, bool layout_left) {
+  const int64_t m = std::min(I, J);
+  if (m <= 8)
+    return layout_left ? TILE_8x1_4C : TILE_8x1;
+  if (m <= 16)
+    return layout_left ? TILE_16x1_4C : TILE_16x1;
+  if (m <= 40)
+    return layout_left ? TILE_16x2_4C : TILE_16x2;
+  return TILE_16x4;
+}
+
+/// Slices per block for ADAPTIVE_SLICING: enough rows that a block has about
+/// kBlockThreads threads (one per (slice, right field)).
+int adaptive_slices(int64_t I, int64_t J) {
+  return (int)std::max<int64_t>(1, std::min(I, kBlockThreads / J));
+}
+
+/// Grid size for `tasks` units of work of `per_block` units per block: enough
+/// blocks to fill every multiprocessor many times, never more than needed;
+/// the kernels stride over the rest.
+tc_err grid_size(int64_t tasks, int64_t per_block, unsigned *blocks) {
+  int device = 0, sms = 0;
+  cudaError_t rc = cudaGetDevice(&device);
+  if (rc == cudaSuccess)
+    rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the multiprocessor count: %s",
+           cudaGetErrorString(rc));
+  const int64_t needed = (tasks + per_block - 1) / per_block;
+  *blocks = (unsigned)std::max<int64_t>(1, std::min<int64_t>(needed, (int64_t)sms * 64));
+  return TC_SUCCESS;
+}
+
+tc_err check_launch(tc_variant variant, const tc_contraction *s) {
+  cudaError_t rc = cudaGetLastError();
+  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "CUDA %s launch of %s failed: %s",
+           tc_variant_name(variant), tc_kernel_name(s->kernel), cudaGetErrorString(rc));
+  return TC_SUCCESS;
+}
+
+template <typename T, bool BCAST>
+tc_err run_generic(const tc_contraction *s, tc_variant variant, const tc_cuda_problem &p,
+                   const T *A, const T *B, T *out, cudaStream_t stream) {
+  using namespace tc_cuda;
+  const int64_t outputs = p.C * p.I * p.J;
+  unsigned blocks;
+  switch (variant) {
+  case TC_VARIANT_FLAT:
+    TC_CALL(grid_size(outputs, kBlockThreads, &blocks));
+    flat_kernel<T, BCAST><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
+    break;
+  case TC_VARIANT_TEAMSTRIDE:
+    TC_CALL(grid_size(outputs, kBlockThreads / 32, &blocks));
+    group_kernel<T, 32, BCAST><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
+    break;
+  case TC_VARIANT_TEAM_PACKED: {
+    const int group = p.K <= 2 ? 2 : p.K <= 4 ? 4 : p.K <= 8 ? 8 : 16;
+    TC_CALL(grid_size(outputs, kBlockThreads / group, &blocks));
+    if (group == 2)
+      group_kernel<T, 2, BCAST><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
+    else if (group == 4)
+      group_kernel<T, 4, BCAST><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
+    else if (group == 8)
+      group_kernel<T, 8, BCAST><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
+    else
+      group_kernel<T, 16, BCAST><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
+    break;
+  }
+  case TC_VARIANT_TEAM_DEPTH1: {
+    // A block sized to the contraction: a warp per 32 entries, up to 8 warps.
+    const int threads = (int)std::min<int64_t>(kBlockThreads, (p.K + 31) / 32 * 32);
+    TC_CALL(grid_size(outputs, 1, &blocks));
+    block_kernel<T, BCAST><<<blocks, threads, 0, stream>>>(p, A, B, out);
+    break;
+  }
+  default:
+    TC_FAIL(TC_ERR_INTERNAL, "CUDA variant %s has no generic kernel", tc_variant_name(variant));
+  }
+  return check_launch(variant, s);
+}
+
+template <typename T>
+tc_err run_field_field(const tc_contraction *s, tc_variant variant, const tc_cuda_problem &p,
+                       const T *A, const T *B, T *out, cudaStream_t stream) {
+  using namespace tc_cuda;
+  unsigned blocks;
+  if (variant == TC_VARIANT_SLICING || variant == TC_VARIANT_ADAPTIVE_SLICING) {
+    const int slices = variant == TC_VARIANT_SLICING ? 1 : adaptive_slices(p.I, p.J);
+    const int threads = (int)((slices * p.J + 31) / 32 * 32);
+    const int chunk_k = (int)std::min<int64_t>(
+        p.K, kSliceSharedBytes / ((int64_t)sizeof(T) * slices));
+    const size_t shared = (size_t)slices * chunk_k * sizeof(T);
+    TC_CALL(grid_size(p.C * ((p.I + slices - 1) / slices), 1, &blocks));
+    slice_kernel<T><<<blocks, threads, shared, stream>>>(p, A, B, out, slices, chunk_k);
+    return check_launch(variant, s);
+  }
+  if (variant == TC_VARIANT_TILING) {
+    const tile_config config = choose_tile(p.I, p.J, p.output_left);
+    const int64_t side = config == TILE_8x1 || config == TILE_8x1_4C ? 8 : 16;
+    const int64_t tile = side * (config == TILE_16x4                               ? 4
+                                 : config == TILE_16x2 || config == TILE_16x2_4C ? 2
+                                                                                 : 1);
+    const int64_t cells = config >= TILE_8x1_4C ? 4 : 1;
+    const int64_t tiles = (p.C + cells - 1) / cells * ((p.I + tile - 1) / tile) *
+                          ((p.J + tile - 1) / tile);
+    TC_CALL(grid_size(tiles, 1, &blocks));
+    switch (config) {
+    case TILE_8x1:
+      tile_kernel<T, 8, 1, 1><<<blocks, 64, 0, stream>>>(p, A, B, out);
+      break;
+    case TILE_16x1:
+      tile_kernel<T, 16, 1, 1><<<blocks, 256, 0, stream>>>(p, A, B, out);
+      break;
+    case TILE_16x2:
+      tile_kernel<T, 16, 2, 1><<<blocks, 256, 0, stream>>>(p, A, B, out);
+      break;
+    case TILE_16x4:
+      tile_kernel<T, 16, 4, 1><<<blocks, 256, 0, stream>>>(p, A, B, out);
+      break;
+    case TILE_8x1_4C:
+      tile_kernel<T, 8, 1, 4><<<blocks, 64, 0, stream>>>(p, A, B, out);
+      break;
+    case TILE_16x1_4C:
+      tile_kernel<T, 16, 1, 4><<<blocks, 256, 0, stream>>>(p, A, B, out);
+      break;
+    case TILE_16x2_4C:
+      tile_kernel<T, 16, 2, 4><<<blocks, 256, 0, stream>>>(p, A, B, out);
+      break;
+    }
+    return check_launch(variant, s);
+  }
+  return run_generic<T, false>(s, variant, p, A, B, out, stream);
+}
+
+template <typename T>
+tc_err run_typed(const tc_contraction *s, tc_variant variant, const void *left,
+                 const void *right, void *output, cudaStream_t stream) {
+  const void *A = nullptr, *B = nullptr;
+  bool broadcast = false;
+  const tc_cuda_problem p = make_problem(s, left, right, A, B, broadcast);
+  const T *a = static_cast<const T *>(A);
+  const T *b = static_cast<const T *>(B);
+  T *out = static_cast<T *>(output);
+  if (tc_kernel_is_field_field(s->kernel))
+    return run_field_field<T>(s, variant, p, a, b, out, stream);
+  if (broadcast)
+    return run_generic<T, true>(s, variant, p, a, b, out, stream);
+  return run_generic<T, false>(s, variant, p, a, b, out, stream);
+}
+
+bool cuda_supports(const tc_contraction *s, tc_variant variant) {
+  switch (variant) {
+  case TC_VARIANT_FLAT:
+  case TC_VARIANT_TEAM_DEPTH1:
+  case TC_VARIANT_TEAMSTRIDE:
+    return true;
+  case TC_VARIANT_TEAM_PACKED:
+    return tc_contraction_length(s) <= kPackedMaxLength;
+  case TC_VARIANT_SLICING:
+  case TC_VARIANT_ADAPTIVE_SLICING:
+    return tc_kernel_is_field_field(s->kernel) && s->num_right_fields <= kSliceMaxRightFields;
+  case TC_VARIANT_TILING:
+    return tc_kernel_is_field_field(s->kernel);
+  default:
+    return false;
+  }
+}
+
+/// AUTO's rule table, read off the timings of every variant at the preset
+/// shapes with ~1 GB working sets on an H200 (docs/cuda.md): double in both
+/// layouts, float in layout right (float in layout left follows double).
+tc_variant cuda_choose(const tc_contraction *s) {
+  const int64_t K = tc_contraction_length(s);
+  const bool single = s->precision == TC_FLOAT, right = s->layout == TC_LAYOUT_RIGHT;
+  // FieldField: shared-memory tiles win at every measured point but short
+  // float sums on 8 x 8 matrices in layout right.
+  if (tc_kernel_is_field_field(s->kernel))
+    return single && right && K <= kFlatFieldFieldFloatMaxLength &&
+                   std::min(s->num_left_fields, s->num_right_fields) <= 8
+               ? TC_VARIANT_FLAT
+               : TC_VARIANT_TILING;
+  // Cell index fastest: one thread per entry reads coalesced words, unless
+  // there are too few cells to fill the GPU and each sum is long.
+  if (!right)
+    return tc_kernel_is_data_data(s->kernel) && s->num_cells < kFewCells &&
+                   K >= kLongContraction
+               ? TC_VARIANT_TEAMSTRIDE
+               : TC_VARIANT_FLAT;
+  // Layout right: each sum is contiguous; a warp per sum once it is long.
+  if (tc_kernel_is_data_field(s->kernel))
+    return K <= kFlatDataFieldMaxLength ? TC_VARIANT_FLAT : TC_VARIANT_TEAMSTRIDE;
+  if (K <= (single ? kFlatDataDataFloatMaxLength : kFlatDataDataMaxLength))
+    return TC_VARIANT_FLAT;
+  return !single && K >= kLongContraction ? TC_VARIANT_TEAM_DEPTH1 : TC_VARIANT_TEAMSTRIDE;
+}
+
+tc_err cuda_run(const tc_contraction *s, tc_variant variant, const void *left, const void *right,
+                void *output, void *stream) {
+  cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
+  if (s->precision == TC_DOUBLE)
+    return run_typed<double>(s, variant, left, right, output, cuda_stream);
+  return run_typed<float>(s, variant, left, right, output, cuda_stream);
+}
+
+} // namespace
+
+extern "C" const tc_contract_backend tc_contract_backend_cuda = {TC_BACKEND_CUDA, cuda_supports,
+                                                                 cuda_choose, cuda_run};

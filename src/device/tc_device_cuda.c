@@ -1,0 +1,143 @@
+/* tc_device_cuda: the device operations of the CUDA backend: which GPU a rank
+ * owns (its node-local rank), device memory, copies, one stream per device,
+ * and event timers. Plain C against the CUDA runtime API. */
+#include "tc_device_impl.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+
+/// Fails the current function with TC_ERR_CUDA and CUDA's own message.
+#define TC_CUDA_CALL(expr)                                                     \
+  do {                                                                         \
+    cudaError_t tc_cuda_rc_ = (expr);                                          \
+    if (tc_cuda_rc_ != cudaSuccess)                                            \
+      TC_FAIL(TC_ERR_CUDA, "%s failed: %s", #expr,                             \
+              cudaGetErrorString(tc_cuda_rc_));                                \
+  } while (0)
+
+static tc_err cuda_open(tc_device *device, const tc_device_options *options) {
+  int count = 0;
+  cudaError_t rc = cudaGetDeviceCount(&count);
+  TC_CHECK(rc == cudaSuccess && count > 0, TC_ERR_NO_DEVICE,
+           "backend cuda asked for but no CUDA device is visible (cudaGetDeviceCount: %s)",
+           rc == cudaSuccess ? "0 devices" : cudaGetErrorString(rc));
+  TC_CHECK(options->local_rank >= 0, TC_ERR_ARGUMENT, "local rank must be >= 0, got %d",
+           options->local_rank);
+  TC_CHECK(options->local_rank < count || options->allow_gpu_sharing, TC_ERR_NO_DEVICE,
+           "backend cuda asked for but node-local rank %d (of %d ranks on this node) has no "
+           "GPU of its own: %d visible; run at most %d ranks per node or allow GPU sharing",
+           options->local_rank, options->local_size, count, count);
+  int gpu = options->local_rank % count;
+  TC_CUDA_CALL(cudaSetDevice(gpu));
+  struct cudaDeviceProp prop;
+  TC_CUDA_CALL(cudaGetDeviceProperties(&prop, gpu));
+  char bus_id[32] = "";
+  TC_CUDA_CALL(cudaDeviceGetPCIBusId(bus_id, (int)sizeof bus_id, gpu));
+  cudaStream_t stream;
+  // A blocking stream: it orders with the legacy default stream, so work that
+  // a caller queues with stream NULL (tc_contract allows it) is seen in order.
+  TC_CUDA_CALL(cudaStreamCreate(&stream));
+  device->gpu_index = gpu;
+  device->num_threads = 0;
+  device->stream = stream;
+  snprintf(device->description, sizeof device->description, "%.200s (GPU %d, %.31s)", prop.name,
+           gpu, bus_id);
+  return TC_SUCCESS;
+}
+
+static void cuda_close(tc_device *device) {
+  if (device->stream)
+    (void)cudaStreamDestroy((cudaStream_t)device->stream); // nothing to report to on close
+  device->stream = NULL;
+}
+
+static tc_err cuda_alloc(tc_device *device, size_t bytes, void **ptr) {
+  (void)device;
+  cudaError_t rc = cudaMalloc(ptr, bytes);
+  if (rc != cudaSuccess) {
+    *ptr = NULL;
+    (void)cudaGetLastError(); // clears the error, which is reported below
+    TC_FAIL(TC_ERR_MEMORY, "cudaMalloc of %zu bytes failed: %s", bytes, cudaGetErrorString(rc));
+  }
+  return TC_SUCCESS;
+}
+
+static void cuda_release(tc_device *device, void *ptr) {
+  (void)device;
+  (void)cudaFree(ptr); // release has no error path; a fault shows at the next sync
+}
+
+static tc_err cuda_copy(tc_device *device, void *dst, const void *src, size_t bytes,
+                        tc_copy_direction direction) {
+  enum cudaMemcpyKind kind = direction == TC_COPY_TO_DEVICE ? cudaMemcpyHostToDevice
+                             : direction == TC_COPY_TO_HOST ? cudaMemcpyDeviceToHost
+                                                            : cudaMemcpyDeviceToDevice;
+  cudaStream_t stream = (cudaStream_t)device->stream;
+  TC_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, kind, stream));
+  TC_CUDA_CALL(cudaStreamSynchronize(stream));
+  return TC_SUCCESS;
+}
+
+static tc_err cuda_memset_zero(tc_device *device, void *ptr, size_t bytes) {
+  TC_CUDA_CALL(cudaMemsetAsync(ptr, 0, bytes, (cudaStream_t)device->stream));
+  return TC_SUCCESS;
+}
+
+static tc_err cuda_synchronize(tc_device *device) {
+  TC_CUDA_CALL(cudaStreamSynchronize((cudaStream_t)device->stream));
+  return TC_SUCCESS;
+}
+
+static tc_err cuda_timer_open(tc_device_timer *timer) {
+  cudaEvent_t start, stop;
+  TC_CUDA_CALL(cudaEventCreate(&start));
+  cudaError_t rc = cudaEventCreate(&stop);
+  if (rc != cudaSuccess) {
+    (void)cudaEventDestroy(start);
+    TC_FAIL(TC_ERR_CUDA, "cudaEventCreate failed: %s", cudaGetErrorString(rc));
+  }
+  timer->start_event = start;
+  timer->stop_event = stop;
+  return TC_SUCCESS;
+}
+
+static void cuda_timer_close(tc_device_timer *timer) {
+  (void)cudaEventDestroy((cudaEvent_t)timer->start_event);
+  (void)cudaEventDestroy((cudaEvent_t)timer->stop_event);
+}
+
+static tc_err cuda_timer_start(tc_device_timer *timer) {
+  TC_CUDA_CALL(cudaEventRecord((cudaEvent_t)timer->start_event,
+                               (cudaStream_t)timer->device->stream));
+  return TC_SUCCESS;
+}
+
+static tc_err cuda_timer_stop(tc_device_timer *timer) {
+  TC_CUDA_CALL(cudaEventRecord((cudaEvent_t)timer->stop_event,
+                               (cudaStream_t)timer->device->stream));
+  return TC_SUCCESS;
+}
+
+static tc_err cuda_timer_seconds(tc_device_timer *timer, double *seconds) {
+  float milliseconds = 0.0f;
+  TC_CUDA_CALL(cudaEventSynchronize((cudaEvent_t)timer->stop_event));
+  TC_CUDA_CALL(cudaEventElapsedTime(&milliseconds, (cudaEvent_t)timer->start_event,
+                                    (cudaEvent_t)timer->stop_event));
+  *seconds = 1e-3 * (double)milliseconds;
+  return TC_SUCCESS;
+}
+
+const tc_device_ops tc_device_ops_cuda = {
+    .open = cuda_open,
+    .close = cuda_close,
+    .alloc = cuda_alloc,
+    .release = cuda_release,
+    .copy = cuda_copy,
+    .memset_zero = cuda_memset_zero,
+    .synchronize = cuda_synchronize,
+    .timer_open = cuda_timer_open,
+    .timer_close = cuda_timer_close,
+    .timer_start = cuda_timer_start,
+    .timer_stop = cuda_timer_stop,
+    .timer_seconds = cuda_timer_seconds,
+};

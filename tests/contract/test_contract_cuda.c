@@ -1,0 +1,289 @@
+/* test_contract_cuda: what the backend-generic conformance test does not
+ * cover for the CUDA backend: the no-GPU message, every declared variant on
+ * ragged shapes (tiles, packed groups and slice chunks that divide nothing),
+ * grids of far more than 65535 blocks, and poisoned outputs, against an
+ * independent host reference. Exits 77 (skip) when no GPU is visible. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_contract.h"
+#include "tc_device.h"
+#include "tc_parallel.h"
+
+enum { SKIP_CODE = 77 };
+
+/* A deterministic generator in [-1, 1) (xorshift64*), independent of libc. */
+static double next_random(uint64_t *state) {
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return (double)((*state * 2685821657736338717ull) >> 11) / 4503599627370496.0 - 1.0;
+}
+
+/* Offset of a logical index of a rank-n array, written here from the layout's
+ * definition (not tc_layout_offset) so that the reference is independent. */
+static int64_t offset_of(tc_layout layout, int n, const int64_t *dims, const int64_t *idx) {
+  int64_t offset = 0, stride = 1;
+  for (int d = 0; d < n; ++d) {
+    const int axis = layout == TC_LAYOUT_LEFT ? d : n - 1 - d;
+    offset += idx[axis] * stride;
+    stride *= dims[axis];
+  }
+  return offset;
+}
+
+/* Reference in long double straight from the definitions in tc_contract.h. */
+static void reference(const tc_contraction *s, const double *left, const double *right,
+                      long double *out) {
+  const int64_t C = s->num_cells, P = s->num_points, D1 = s->dim1, D2 = s->dim2;
+  const int64_t Pd = s->num_data_points;
+  const bool ff = tc_kernel_is_field_field(s->kernel), df = tc_kernel_is_data_field(s->kernel);
+  const int64_t L = ff || df ? s->num_left_fields : 1, R = ff ? s->num_right_fields : 1;
+  const int rank = tc_kernel_tensor_rank(s->kernel);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t r = 0; r < R; ++r) {
+        long double sum = 0;
+        for (int64_t p = 0; p < P; ++p)
+          for (int64_t d1 = 0; d1 < D1; ++d1)
+            for (int64_t d2 = 0; d2 < D2; ++d2) {
+              int64_t ld[5], li[5], rd[5], ri[5];
+              int n = 0, m = 0;
+              if (ff) {
+                ld[n] = C, li[n++] = c, ld[n] = L, li[n++] = l, ld[n] = P, li[n++] = p;
+                rd[m] = C, ri[m++] = c, rd[m] = R, ri[m++] = r, rd[m] = P, ri[m++] = p;
+              } else if (df) {
+                ld[n] = C, li[n++] = c, ld[n] = Pd, li[n++] = Pd == 1 ? 0 : p;
+                rd[m] = C, ri[m++] = c, rd[m] = L, ri[m++] = l, rd[m] = P, ri[m++] = p;
+              } else {
+                ld[n] = C, li[n++] = c, ld[n] = P, li[n++] = p;
+                rd[m] = C, ri[m++] = c, rd[m] = P, ri[m++] = p;
+              }
+              if (rank >= 1)
+                ld[n] = D1, li[n++] = d1, rd[m] = D1, ri[m++] = d1;
+              if (rank == 2)
+                ld[n] = D2, li[n++] = d2, rd[m] = D2, ri[m++] = d2;
+              sum += (long double)left[offset_of(s->layout, n, ld, li)] *
+                     right[offset_of(s->layout, m, rd, ri)];
+            }
+        int64_t od[3] = {C, L, R}, oi[3] = {c, l, r};
+        const int on = ff ? 3 : df ? 2 : 1;
+        out[offset_of(s->layout, on, od, oi)] = sum;
+      }
+}
+
+/* Host values of an array as doubles, and their device copy in the shape's precision. */
+static tc_err upload(tc_device *dev, const tc_contraction *s, const double *values, int64_t count,
+                     void *device_ptr) {
+  const size_t element = (size_t)tc_precision_size(s->precision);
+  void *staging = malloc((size_t)count * element + 1);
+  TC_CHECK(staging != NULL, TC_ERR_MEMORY, "out of host memory");
+  for (int64_t i = 0; i < count; ++i) {
+    if (s->precision == TC_DOUBLE)
+      ((double *)staging)[i] = values[i];
+    else
+      ((float *)staging)[i] = (float)values[i];
+  }
+  tc_err err = tc_device_copy_to_device(dev, device_ptr, staging, (size_t)count * element);
+  free(staging);
+  return err;
+}
+
+static tc_err download(tc_device *dev, const tc_contraction *s, const void *device_ptr,
+                       int64_t count, double *values) {
+  const size_t element = (size_t)tc_precision_size(s->precision);
+  void *staging = malloc((size_t)count * element + 1);
+  TC_CHECK(staging != NULL, TC_ERR_MEMORY, "out of host memory");
+  tc_err err = tc_device_copy_to_host(dev, staging, device_ptr, (size_t)count * element);
+  for (int64_t i = 0; err == TC_SUCCESS && i < count; ++i)
+    values[i] = s->precision == TC_DOUBLE ? ((double *)staging)[i] : ((float *)staging)[i];
+  free(staging);
+  return err;
+}
+
+typedef struct {
+  int checked, failed;
+} tally;
+
+/* Runs every variant the CUDA backend declares (and AUTO) on one shape, with
+ * and without sum_into, each time on a poisoned (or random, for sum_into)
+ * output, and compares with the reference by the relative error norm and
+ * entry by entry. */
+static tc_err check_shape(tc_device *dev, tc_contraction s, uint64_t seed, tally *t) {
+  const tc_contract_backend *cuda = tc_device_contract_backend(dev);
+  tc_contraction_normalize(&s);
+  TC_CALL(tc_contraction_validate(&s));
+  const int64_t nl = tc_contraction_left_count(&s), nr = tc_contraction_right_count(&s);
+  const int64_t no = tc_contraction_output_count(&s);
+  const size_t element = (size_t)tc_precision_size(s.precision);
+  double *left = malloc(sizeof(double) * (size_t)nl), *right = malloc(sizeof(double) * (size_t)nr);
+  double *initial = malloc(sizeof(double) * (size_t)no), *got = malloc(sizeof(double) * (size_t)no);
+  long double *want = malloc(sizeof(long double) * (size_t)no);
+  void *d_left = NULL, *d_right = NULL, *d_out = NULL;
+  tc_err err = TC_SUCCESS;
+  if (!left || !right || !initial || !got || !want) {
+    err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__, "out of host memory");
+    goto done;
+  }
+  for (int64_t i = 0; i < nl; ++i)
+    left[i] = next_random(&seed);
+  for (int64_t i = 0; i < nr; ++i)
+    right[i] = next_random(&seed);
+  // Values that a float rounding keeps exactly, so float runs see the same data.
+  for (int64_t i = 0; i < nl; ++i)
+    left[i] = (float)left[i];
+  for (int64_t i = 0; i < nr; ++i)
+    right[i] = (float)right[i];
+  reference(&s, left, right, want);
+  if ((err = tc_device_alloc(dev, (size_t)nl * element, &d_left)) ||
+      (err = tc_device_alloc(dev, (size_t)nr * element, &d_right)) ||
+      (err = tc_device_alloc(dev, (size_t)no * element, &d_out)) ||
+      (err = upload(dev, &s, left, nl, d_left)) || (err = upload(dev, &s, right, nr, d_right)))
+    goto done;
+  const double tolerance = s.precision == TC_DOUBLE ? 1e-11 : 1e-4;
+  for (int variant = TC_VARIANT_AUTO; variant < TC_VARIANT_COUNT; ++variant) {
+    if (!tc_contract_supports(cuda, &s, (tc_variant)variant))
+      continue;
+    for (int sum_into = 0; sum_into < 2; ++sum_into) {
+      s.sum_into = sum_into;
+      for (int64_t i = 0; i < no; ++i)
+        initial[i] = sum_into ? (float)next_random(&seed) : 1e30;
+      if ((err = upload(dev, &s, initial, no, d_out)) ||
+          (err = tc_contract(cuda, &s, (tc_variant)variant, d_left, d_right, d_out,
+                             tc_device_stream(dev))) ||
+          (err = tc_device_synchronize(dev)) || (err = download(dev, &s, d_out, no, got)))
+        goto done;
+      long double diff2 = 0, ref2 = 0;
+      int64_t worst = -1;
+      for (int64_t i = 0; i < no; ++i) {
+        const long double expect = want[i] + (sum_into ? initial[i] : 0.0);
+        const long double d = (long double)got[i] - expect;
+        diff2 += d * d;
+        ref2 += expect * expect;
+        if (!(fabsl(d) <= 1e3 * tolerance * (1 + fabsl(expect))) && worst < 0)
+          worst = i;
+      }
+      const double rel = ref2 > 0 ? (double)sqrtl(diff2 / ref2) : (double)sqrtl(diff2);
+      t->checked++;
+      if (!(rel <= tolerance) || worst >= 0) {
+        t->failed++;
+        printf("FAIL %s %s %s %s%s C=%lld L=%lld R=%lld P=%lld Pd=%lld D1=%lld D2=%lld: "
+               "relative error %.3e",
+               tc_kernel_name(s.kernel), tc_layout_name(s.layout), tc_precision_name(s.precision),
+               tc_variant_name((tc_variant)variant), sum_into ? " sum_into" : "",
+               (long long)s.num_cells, (long long)s.num_left_fields,
+               (long long)s.num_right_fields, (long long)s.num_points,
+               (long long)s.num_data_points, (long long)s.dim1, (long long)s.dim2, rel);
+        if (worst >= 0)
+          printf(", entry %lld is %.17g, want %.17Lg", (long long)worst, got[worst],
+                 want[worst] + (sum_into ? initial[worst] : 0.0));
+        printf("\n");
+      }
+    }
+  }
+done:
+  tc_device_free(dev, &d_left);
+  tc_device_free(dev, &d_right);
+  tc_device_free(dev, &d_out);
+  free(left);
+  free(right);
+  free(initial);
+  free(got);
+  free(want);
+  return err;
+}
+
+/* Shapes chosen to be ragged against every fixed size in the kernels: tiles
+ * of 8, 16, 32 and 64 (with k tiles of 8 and 16), packed groups of 2..16
+ * lanes, slice chunks of 32 KiB, and warps of 32. */
+static tc_err run_checks(tc_device *dev, tally *t) {
+  typedef struct {
+    tc_kernel kernel;
+    int64_t C, L, R, P, D1, D2;
+  } shape_case;
+  const shape_case cases[] = {
+      {TC_FIELD_FIELD_SCALAR, 5, 8, 8, 8, 1, 1},       {TC_FIELD_FIELD_SCALAR, 7, 9, 13, 17, 1, 1},
+      {TC_FIELD_FIELD_SCALAR, 3, 27, 19, 27, 1, 1},    {TC_FIELD_FIELD_SCALAR, 2, 65, 41, 33, 1, 1},
+      {TC_FIELD_FIELD_SCALAR, 2, 3, 5, 4100, 1, 1},    {TC_FIELD_FIELD_SCALAR, 3, 1, 1, 1, 1, 1},
+      {TC_FIELD_FIELD_VECTOR, 4, 17, 15, 9, 3, 1},     {TC_FIELD_FIELD_VECTOR, 2, 130, 7, 5, 2, 1},
+      {TC_FIELD_FIELD_TENSOR, 3, 11, 12, 7, 3, 3},     {TC_FIELD_FIELD_TENSOR, 2, 5, 6, 130, 3, 4},
+      {TC_DATA_FIELD_SCALAR, 33, 7, 1, 5, 1, 1},       {TC_DATA_FIELD_SCALAR, 9, 13, 1, 100, 1, 1},
+      {TC_DATA_FIELD_VECTOR, 21, 8, 1, 3, 3, 1},       {TC_DATA_FIELD_VECTOR, 5, 5, 1, 40, 3, 1},
+      {TC_DATA_FIELD_TENSOR, 17, 6, 1, 2, 2, 3},       {TC_DATA_FIELD_TENSOR, 3, 9, 1, 27, 3, 3},
+      {TC_DATA_DATA_SCALAR, 70, 1, 1, 1, 1, 1},        {TC_DATA_DATA_SCALAR, 45, 1, 1, 13, 1, 1},
+      {TC_DATA_DATA_SCALAR, 6, 1, 1, 1000, 1, 1},      {TC_DATA_DATA_VECTOR, 50, 1, 1, 5, 3, 1},
+      {TC_DATA_DATA_VECTOR, 7, 1, 1, 70, 3, 1},        {TC_DATA_DATA_TENSOR, 40, 1, 1, 1, 3, 3},
+      {TC_DATA_DATA_TENSOR, 9, 1, 1, 33, 3, 3},
+  };
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (size_t n = 0; n < sizeof cases / sizeof cases[0]; ++n)
+    for (int layout = 0; layout < TC_LAYOUT_COUNT; ++layout)
+      for (int precision = 0; precision < TC_PRECISION_COUNT; ++precision)
+        for (int broadcast = 0; broadcast < (tc_kernel_is_data_field(cases[n].kernel) ? 2 : 1);
+             ++broadcast) {
+          const shape_case *k = &cases[n];
+          const int64_t data_points = !tc_kernel_is_data_field(k->kernel) ? 0 : broadcast ? 1 : k->P;
+          tc_contraction s = {.kernel = k->kernel, .num_cells = k->C, .num_left_fields = k->L,
+                              .num_right_fields = k->R, .num_points = k->P,
+                              .num_data_points = data_points, .dim1 = k->D1,
+                              .dim2 = k->D2, .layout = (tc_layout)layout,
+                              .precision = (tc_precision)precision};
+          TC_CALL(check_shape(dev, s, seed + 7919 * n, t));
+        }
+  // Far more than 65535 contractions, so one-block-per-contraction variants
+  // launch a capped grid and stride; and many cells for FLAT and TILING.
+  const tc_contraction big[] = {
+      {.kernel = TC_DATA_DATA_SCALAR, .num_cells = 300001, .num_points = 3, .layout = TC_LAYOUT_RIGHT},
+      {.kernel = TC_DATA_DATA_VECTOR, .num_cells = 200003, .num_points = 2, .dim1 = 3,
+       .layout = TC_LAYOUT_LEFT},
+      {.kernel = TC_DATA_FIELD_SCALAR, .num_cells = 70001, .num_left_fields = 3,
+       .num_points = 4, .num_data_points = 1, .layout = TC_LAYOUT_LEFT},
+      {.kernel = TC_FIELD_FIELD_SCALAR, .num_cells = 70001, .num_left_fields = 2,
+       .num_right_fields = 3, .num_points = 2, .layout = TC_LAYOUT_RIGHT},
+  };
+  for (size_t n = 0; n < sizeof big / sizeof big[0]; ++n)
+    TC_CALL(check_shape(dev, big[n], seed + 104729 * n, t));
+  return TC_SUCCESS;
+}
+
+int main(int argc, char **argv) {
+  if (tc_parallel_init(&argc, &argv) != TC_SUCCESS) {
+    fprintf(stderr, "test_contract_cuda: %s\n", tc_error_message());
+    return 1;
+  }
+  int code = 0;
+  tc_device_options options = {.backend = TC_BACKEND_CUDA};
+  tc_device *dev = NULL;
+  tc_err err = tc_node_local_rank(MPI_COMM_WORLD, &options.local_rank, &options.local_size);
+  if (err == TC_SUCCESS)
+    err = tc_device_create(&options, &dev);
+  if (err == TC_ERR_NO_DEVICE) {
+    // The message must say what was asked for and why it cannot be had.
+    const char *message = tc_error_message();
+    const bool clear = strstr(message, "backend cuda asked for") != NULL &&
+                       (strstr(message, "no CUDA device is visible") != NULL ||
+                        strstr(message, "has no GPU of its own") != NULL);
+    printf("%s: %s\n", clear ? "SKIP (no usable GPU)" : "FAIL (unclear message)", message);
+    code = clear ? SKIP_CODE : 1;
+  } else if (err != TC_SUCCESS) {
+    printf("FAIL: %s (%s)\n", tc_error_message(), tc_error_origin());
+    code = 1;
+  } else {
+    printf("device: %s\n", tc_device_description(dev));
+    tally t = {0, 0};
+    err = run_checks(dev, &t);
+    if (err != TC_SUCCESS) {
+      printf("FAIL: %s (%s)\n", tc_error_message(), tc_error_origin());
+      code = 1;
+    } else {
+      printf("%d of %d CUDA runs matched the reference\n", t.checked - t.failed, t.checked);
+      code = t.failed == 0 && t.checked > 0 ? 0 : 1;
+    }
+  }
+  tc_device_destroy(&dev);
+  if (tc_parallel_finalize() != TC_SUCCESS && code == 0)
+    code = 1;
+  return code;
+}
