@@ -1,0 +1,337 @@
+/* contract_openmp_kernels: the OpenMP kernels for one element type, written
+ * once and included by contract_openmp.c for double and for float (TC_REAL is
+ * the type, TC_SUFFIX names the instance). All work on the collapsed view
+ * omp_view: out[c,i,j] = sum over (p,d) of A[c,i,p,d] * B[c,j,p,d].
+ *   omp_flat:   threads over cells, straightforward per-cell loops;
+ *   omp_gemm:   FieldField, a small GEMM C_c = A_c * B_c^T per cell, with
+ *               A and B packed (zero-padded) into panels for a block of the
+ *               collapsed index k and register-blocked micro-kernels of
+ *               fixed-size loops the compiler turns into FMAs. Right layout:
+ *               one cell at a time, MR x NR blocks, broadcasts of A times
+ *               vectors of B. Left layout: VL consecutive cells at a time
+ *               (one cache line per (i,k)), vectorised across the cells,
+ *               MI x MJ blocks;
+ *   omp_stream: DataField and DataData, memory-bound: one pass over the
+ *               inputs, vectorised along k per cell in the right layout and
+ *               across consecutive cells in the left layout. */
+
+#define TC_JOIN_(name, suffix) name##_##suffix
+#define TC_JOIN(name, suffix) TC_JOIN_(name, suffix)
+#define TC_NAME(name) TC_JOIN(name, TC_SUFFIX)
+/* Elements per 64-byte vector / cache line; the micro-kernel blocks: rows x
+ * columns of the right-layout kernel, rows x columns (each VL cells) of the
+ * left-layout kernel. */
+#define TC_VL ((int64_t)(64 / sizeof(TC_REAL)))
+#define TC_MR 8
+#define TC_NR (2 * TC_VL)
+#define TC_MI 5
+#define TC_MJ 5
+
+static void TC_NAME(omp_flat)(const omp_view *v, const void *a_void, const void *b_void,
+                              void *out_void) {
+  const TC_REAL *restrict a = a_void;
+  const TC_REAL *restrict b = b_void;
+  TC_REAL *restrict out = out_void;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < v->cells; ++c)
+    for (int64_t i = 0; i < v->rows; ++i)
+      for (int64_t j = 0; j < v->cols; ++j) {
+        const TC_REAL *ai = a + c * v->a_cell + i * v->a_row;
+        const TC_REAL *bj = b + c * v->b_cell + j * v->b_col;
+        TC_REAL sum = 0;
+        for (int64_t p = 0; p < v->points; ++p)
+          for (int64_t d = 0; d < v->dims; ++d)
+            sum += ai[p * v->a_point + d * v->a_dim] * bj[p * v->b_point + d * v->b_dim];
+        TC_REAL *o = out + c * v->out_cell + i * v->out_row + j * v->out_col;
+        *o = v->sum_into ? *o + sum : sum;
+      }
+}
+
+/* Right layout micro-kernel: ct[MR x NR, row stride ldc] = (accumulate ? ct
+ * : 0) + ap * bp^T, with ap (kb x MR) and bp (kb x NR) packed k-major: per k,
+ * MR broadcasts of A times two vectors of B. */
+static inline void TC_NAME(omp_micro_rows)(int64_t kb, const TC_REAL *restrict ap,
+                                           const TC_REAL *restrict bp, TC_REAL *restrict ct,
+                                           int64_t ldc, bool accumulate) {
+  TC_REAL acc[TC_MR][TC_NR];
+  for (int r = 0; r < TC_MR; ++r)
+    for (int col = 0; col < TC_NR; ++col)
+      acc[r][col] = accumulate ? ct[r * ldc + col] : 0;
+  for (int64_t k = 0; k < kb; ++k) {
+    const TC_REAL *restrict ak = ap + k * TC_MR;
+    const TC_REAL *restrict bk = bp + k * TC_NR;
+    for (int r = 0; r < TC_MR; ++r)
+#pragma omp simd
+      for (int col = 0; col < TC_NR; ++col)
+        acc[r][col] += ak[r] * bk[col];
+  }
+  for (int r = 0; r < TC_MR; ++r)
+    for (int col = 0; col < TC_NR; ++col)
+      ct[r * ldc + col] = acc[r][col];
+}
+
+/* Left layout micro-kernel, vectorised across VL cells: for an MI x MJ block
+ * of (i,j), ct[(i*ldc + j)*VL + w] = (accumulate ? ct : 0) + sum_k
+ * ap[(k*MI + i)*VL + w] * bp[(k*MJ + j)*VL + w]. */
+static inline void TC_NAME(omp_micro_cells)(int64_t kb, const TC_REAL *restrict ap,
+                                            const TC_REAL *restrict bp, TC_REAL *restrict ct,
+                                            int64_t ldc, bool accumulate) {
+  TC_REAL acc[TC_MI][TC_MJ][TC_VL];
+  for (int i = 0; i < TC_MI; ++i)
+    for (int j = 0; j < TC_MJ; ++j)
+      for (int w = 0; w < TC_VL; ++w)
+        acc[i][j][w] = accumulate ? ct[(i * ldc + j) * TC_VL + w] : 0;
+  for (int64_t k = 0; k < kb; ++k) {
+    const TC_REAL *restrict ak = ap + k * TC_MI * TC_VL;
+    const TC_REAL *restrict bk = bp + k * TC_MJ * TC_VL;
+#pragma GCC unroll 8
+    for (int i = 0; i < TC_MI; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < TC_MJ; ++j)
+#pragma omp simd
+        for (int w = 0; w < TC_VL; ++w)
+          acc[i][j][w] += ak[i * TC_VL + w] * bk[j * TC_VL + w];
+  }
+  for (int i = 0; i < TC_MI; ++i)
+    for (int j = 0; j < TC_MJ; ++j)
+      for (int w = 0; w < TC_VL; ++w)
+        ct[(i * ldc + j) * TC_VL + w] = acc[i][j][w];
+}
+
+/* Right layout: packs rows [0, rows_pad) x k [0, kb) of one cell into panels
+ * of `panel` rows, element (i,k) at dst[(i/panel)*panel*kb + k*panel +
+ * i%panel]; rows >= rows are 0. Panels are written sequentially. */
+static void TC_NAME(omp_pack_rows)(const TC_REAL *restrict src, int64_t row_stride,
+                                   int64_t k_stride, int64_t rows, int64_t rows_pad, int64_t kb,
+                                   int64_t panel, TC_REAL *restrict dst) {
+  for (int64_t i0 = 0; i0 < rows_pad; i0 += panel) {
+    const int64_t live = min_int64(panel, rows - i0);
+    TC_REAL *restrict d = dst + i0 * kb;
+    const TC_REAL *restrict s = src + i0 * row_stride;
+    for (int64_t k = 0; k < kb; ++k) {
+      for (int64_t r = 0; r < live; ++r)
+        d[k * panel + r] = s[r * row_stride + k * k_stride];
+      for (int64_t r = live; r < panel; ++r)
+        d[k * panel + r] = 0;
+    }
+  }
+}
+
+/* Left layout: packs rows [0, rows_pad) x k [0, kb) of n <= VL consecutive
+ * cells (one cache line per (i,k)) into panels of `panel` rows, the cells of
+ * element (i,k) at dst[((i/panel)*panel*kb + k*panel + i%panel)*VL + w];
+ * rows >= rows and cells >= n are 0. */
+static void TC_NAME(omp_pack_cells)(const TC_REAL *restrict src, int64_t row_stride,
+                                    int64_t k_stride, int64_t rows, int64_t rows_pad, int64_t kb,
+                                    int64_t n, int64_t panel, TC_REAL *restrict dst) {
+  for (int64_t i0 = 0; i0 < rows_pad; i0 += panel)
+    for (int64_t k = 0; k < kb; ++k)
+      for (int64_t r = 0; r < panel; ++r) {
+        TC_REAL *restrict d = dst + (i0 * kb + k * panel + r) * TC_VL;
+        const int64_t live = i0 + r < rows ? n : 0;
+        const TC_REAL *restrict cells = live > 0 ? src + (i0 + r) * row_stride + k * k_stride : src;
+        if (live == TC_VL) {
+          for (int64_t w = 0; w < TC_VL; ++w)
+            d[w] = cells[w];
+        } else {
+          for (int64_t w = 0; w < TC_VL; ++w)
+            d[w] = w < live ? cells[w] : 0;
+        }
+      }
+}
+
+/* Writes (or adds, with sum_into) the rows x cols results of the block of n
+ * cells from c0 from its tile: (i, j) of a right-layout cell at tile[i*cols_pad
+ * + j], the cells of a left-layout block at tile[(i*cols_pad + j)*VL + w]. */
+static void TC_NAME(omp_store_tile)(const omp_view *v, const TC_REAL *restrict tile,
+                                    int64_t cols_pad, int64_t c0, int64_t n,
+                                    TC_REAL *restrict out) {
+  const bool right = v->layout == TC_LAYOUT_RIGHT;
+  /* Right: each output row is contiguous over j; left: over the n cells. */
+  const int64_t outer = right ? v->rows : v->rows * v->cols;
+  const int64_t inner = right ? v->cols : n;
+  for (int64_t e = 0; e < outer; ++e) {
+    const int64_t i = right ? e : e % v->rows, j = right ? 0 : e / v->rows;
+    TC_REAL *restrict o = out + c0 * v->out_cell + i * v->out_row + j * v->out_col;
+    const TC_REAL *restrict t = tile + (right ? i * cols_pad : (i * cols_pad + j) * TC_VL);
+    if (v->sum_into) {
+#pragma omp simd
+      for (int64_t x = 0; x < inner; ++x)
+        o[x] += t[x];
+    } else {
+#pragma omp simd
+      for (int64_t x = 0; x < inner; ++x)
+        o[x] = t[x];
+    }
+  }
+}
+
+/* FieldField: per block of cells (one cell in the right layout, VL in the
+ * left) and per k block: pack A and B, run the micro-kernel over all
+ * (row panel, column panel) pairs into the block's tile; then store the
+ * tile. */
+static tc_err TC_NAME(omp_gemm)(const omp_view *v, const void *a_void, const void *b_void,
+                                void *out_void) {
+  const TC_REAL *a = a_void;
+  const TC_REAL *b = b_void;
+  TC_REAL *out = out_void;
+  const bool right = v->layout == TC_LAYOUT_RIGHT;
+  const int64_t size = (int64_t)sizeof(TC_REAL);
+  const int64_t length = v->points * v->dims;
+  const int64_t width = right ? 1 : TC_VL;
+  const int64_t row_panel = right ? TC_MR : TC_MI, col_panel = right ? TC_NR : TC_MJ;
+  const int64_t rows_pad = round_up(v->rows, row_panel);
+  const int64_t cols_pad = round_up(v->cols, col_panel);
+  const int64_t a_k = collapsed_stride(v, v->a_point, v->a_dim);
+  const int64_t b_k = collapsed_stride(v, v->b_point, v->b_dim);
+  /* The packed panels of one step fit in L2, the B panel of one
+   * micro-kernel call in L1. */
+  int64_t kblock = min_int64(length, TC_OMP_PANEL_BYTES / (col_panel * width * size));
+  kblock = min_int64(kblock, max_int64(8, TC_OMP_PACK_BYTES / ((rows_pad + cols_pad) * width * size)));
+  const int64_t a_len = rows_pad * kblock * width, b_len = cols_pad * kblock * width;
+  const int64_t c_len = rows_pad * cols_pad * width;
+  const int threads = omp_get_max_threads();
+  omp_scratch scratch;
+  TC_CALL(scratch_create(threads, (size_t)((a_len + b_len + c_len + 2 * TC_VL) * size), &scratch));
+  const int64_t blocks = (v->cells + width - 1) / width;
+#pragma omp parallel num_threads(threads)
+  {
+    TC_REAL *a_packed = scratch_slice(&scratch, omp_get_thread_num());
+    /* A cache line past each buffer, against 4 KiB aliasing between them. */
+    TC_REAL *b_packed = a_packed + a_len + TC_VL;
+    TC_REAL *tile = b_packed + b_len + TC_VL;
+#pragma omp for schedule(static)
+    for (int64_t block = 0; block < blocks; ++block) {
+      const int64_t c0 = block * width;
+      const int64_t n = min_int64(width, v->cells - c0);
+      for (int64_t k0 = 0; k0 < length; k0 += kblock) {
+        const int64_t kb = min_int64(kblock, length - k0);
+        const TC_REAL *a_step = a + c0 * v->a_cell + k0 * a_k;
+        const TC_REAL *b_step = b + c0 * v->b_cell + k0 * b_k;
+        if (right) {
+          TC_NAME(omp_pack_rows)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, TC_MR, a_packed);
+          TC_NAME(omp_pack_rows)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, TC_NR, b_packed);
+        } else {
+          TC_NAME(omp_pack_cells)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, n, TC_MI, a_packed);
+          TC_NAME(omp_pack_cells)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, n, TC_MJ, b_packed);
+        }
+        for (int64_t j0 = 0; j0 < cols_pad; j0 += col_panel)
+          for (int64_t i0 = 0; i0 < rows_pad; i0 += row_panel)
+            if (right)
+              TC_NAME(omp_micro_rows)(kb, a_packed + i0 * kb, b_packed + j0 * kb,
+                                      tile + i0 * cols_pad + j0, cols_pad, k0 > 0);
+            else
+              TC_NAME(omp_micro_cells)(kb, a_packed + i0 * kb * TC_VL, b_packed + j0 * kb * TC_VL,
+                                       tile + (i0 * cols_pad + j0) * TC_VL, cols_pad, k0 > 0);
+      }
+      TC_NAME(omp_store_tile)(v, tile, cols_pad, c0, n, out);
+    }
+  }
+  scratch_destroy(&scratch);
+  return TC_SUCCESS;
+}
+
+/* Right layout: per cell, a vectorised dot product along the contiguous k of
+ * each row of A with the cell's B (expanded over the points into scratch
+ * when the data has one value per cell). */
+static tc_err TC_NAME(omp_stream_right)(const omp_view *v, const TC_REAL *a, const TC_REAL *b,
+                                        TC_REAL *out) {
+  const int64_t length = v->points * v->dims;
+  const bool shared_point = v->b_point == 0 && v->points > 1;
+  const int threads = omp_get_max_threads();
+  omp_scratch scratch = {0};
+  if (shared_point)
+    TC_CALL(scratch_create(threads, (size_t)length * sizeof(TC_REAL), &scratch));
+#pragma omp parallel num_threads(threads)
+  {
+    TC_REAL *expanded = shared_point ? scratch_slice(&scratch, omp_get_thread_num()) : NULL;
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < v->cells; ++c) {
+      const TC_REAL *restrict bc = b + c * v->b_cell;
+      if (shared_point) {
+        for (int64_t p = 0; p < v->points; ++p)
+          for (int64_t d = 0; d < v->dims; ++d)
+            expanded[p * v->dims + d] = bc[d];
+        bc = expanded;
+      }
+      for (int64_t i = 0; i < v->rows; ++i) {
+        const TC_REAL *restrict ai = a + c * v->a_cell + i * v->a_row;
+        TC_REAL sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t k = 0; k < length; ++k)
+          sum += ai[k] * bc[k];
+        TC_REAL *o = out + c * v->out_cell + i * v->out_row;
+        *o = v->sum_into ? *o + sum : sum;
+      }
+    }
+  }
+  scratch_destroy(&scratch);
+  return TC_SUCCESS;
+}
+
+/* Left layout: a block of consecutive cells per step, accumulators for its
+ * rows x cells in cache, A and B walked once in memory order, vectorised
+ * across the cells. */
+static tc_err TC_NAME(omp_stream_left)(const omp_view *v, const TC_REAL *a, const TC_REAL *b,
+                                       TC_REAL *out) {
+  const int64_t size = (int64_t)sizeof(TC_REAL);
+  int64_t width = TC_OMP_STREAM_ACC_BYTES / (v->rows * size) / TC_VL * TC_VL;
+  width = min_int64(max_int64(width, TC_VL), TC_OMP_STREAM_ROW_BYTES / size);
+  const int threads = omp_get_max_threads();
+  omp_scratch scratch;
+  TC_CALL(scratch_create(threads, (size_t)(v->rows * width * size), &scratch));
+  const int64_t blocks = (v->cells + width - 1) / width;
+#pragma omp parallel num_threads(threads)
+  {
+    TC_REAL *acc = scratch_slice(&scratch, omp_get_thread_num());
+#pragma omp for schedule(static)
+    for (int64_t block = 0; block < blocks; ++block) {
+      const int64_t c0 = block * width;
+      const int64_t n = min_int64(width, v->cells - c0);
+      for (int64_t e = 0; e < v->rows * width; ++e)
+        acc[e] = 0;
+      for (int64_t d = 0; d < v->dims; ++d)
+        for (int64_t p = 0; p < v->points; ++p) {
+          const TC_REAL *restrict bw = b + c0 * v->b_cell + p * v->b_point + d * v->b_dim;
+          const TC_REAL *restrict aw = a + c0 * v->a_cell + p * v->a_point + d * v->a_dim;
+          for (int64_t i = 0; i < v->rows; ++i) {
+            const TC_REAL *restrict ai = aw + i * v->a_row;
+            TC_REAL *restrict acc_i = acc + i * width;
+#pragma omp simd
+            for (int64_t w = 0; w < n; ++w)
+              acc_i[w] += ai[w] * bw[w];
+          }
+        }
+      for (int64_t i = 0; i < v->rows; ++i) {
+        TC_REAL *restrict o = out + c0 * v->out_cell + i * v->out_row;
+        const TC_REAL *restrict acc_i = acc + i * width;
+        if (v->sum_into) {
+#pragma omp simd
+          for (int64_t w = 0; w < n; ++w)
+            o[w] += acc_i[w];
+        } else {
+#pragma omp simd
+          for (int64_t w = 0; w < n; ++w)
+            o[w] = acc_i[w];
+        }
+      }
+    }
+  }
+  scratch_destroy(&scratch);
+  return TC_SUCCESS;
+}
+
+static tc_err TC_NAME(omp_stream)(const omp_view *v, const void *a, const void *b, void *out) {
+  if (v->layout == TC_LAYOUT_RIGHT)
+    return TC_NAME(omp_stream_right)(v, a, b, out);
+  return TC_NAME(omp_stream_left)(v, a, b, out);
+}
+
+#undef TC_JOIN_
+#undef TC_JOIN
+#undef TC_NAME
+#undef TC_VL
+#undef TC_MR
+#undef TC_NR
+#undef TC_MI
+#undef TC_MJ

@@ -1,0 +1,424 @@
+/* tc_contract: the backend-independent half of the contraction library:
+ * names and parsers, shape normalisation and validation, array extents,
+ * counts, flops and bytes, layout offsets, variant resolution and the one
+ * entry point tc_contract() that dispatches through the backend table. */
+#include "tc_contract.h"
+
+#include <ctype.h>
+#include <stddef.h>
+
+#include "tc_contract_backend.h"
+
+static const char *const kernel_names[TC_KERNEL_COUNT] = {
+    [TC_FIELD_FIELD_SCALAR] = "FieldFieldScalar", [TC_FIELD_FIELD_VECTOR] = "FieldFieldVector",
+    [TC_FIELD_FIELD_TENSOR] = "FieldFieldTensor", [TC_DATA_FIELD_SCALAR] = "DataFieldScalar",
+    [TC_DATA_FIELD_VECTOR] = "DataFieldVector",   [TC_DATA_FIELD_TENSOR] = "DataFieldTensor",
+    [TC_DATA_DATA_SCALAR] = "DataDataScalar",     [TC_DATA_DATA_VECTOR] = "DataDataVector",
+    [TC_DATA_DATA_TENSOR] = "DataDataTensor",
+};
+static const char *const layout_names[TC_LAYOUT_COUNT] = {
+    [TC_LAYOUT_RIGHT] = "right", [TC_LAYOUT_LEFT] = "left"};
+static const char *const precision_names[TC_PRECISION_COUNT] = {
+    [TC_DOUBLE] = "double", [TC_FLOAT] = "float"};
+static const char *const variant_names[TC_VARIANT_COUNT] = {
+    [TC_VARIANT_AUTO] = "auto",
+    [TC_VARIANT_REFERENCE] = "reference",
+    [TC_VARIANT_FLAT] = "flat",
+    [TC_VARIANT_BLOCKED] = "blocked",
+    [TC_VARIANT_TEAM_DEPTH1] = "team-depth1",
+    [TC_VARIANT_TEAM_DEPTH2] = "team-depth2",
+    [TC_VARIANT_TEAMSTRIDE] = "teamstride",
+    [TC_VARIANT_TEAM_PACKED] = "team-packed",
+    [TC_VARIANT_SLICING] = "slicing",
+    [TC_VARIANT_ADAPTIVE_SLICING] = "adaptive-slicing",
+    [TC_VARIANT_TILING] = "tiling",
+};
+static const char *const backend_names[TC_BACKEND_COUNT] = {
+    [TC_BACKEND_SERIAL] = "serial", [TC_BACKEND_OPENMP] = "openmp", [TC_BACKEND_CUDA] = "cuda"};
+
+/* Name of value in a table of count names, "unknown" when out of range. */
+static const char *table_name(const char *const *names, int count, int value) {
+  if (value < 0 || value >= count || names[value] == NULL)
+    return "unknown";
+  return names[value];
+}
+
+static bool equal_ignoring_case(const char *a, const char *b) {
+  for (; *a && *b; ++a, ++b)
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+      return false;
+  return *a == *b;
+}
+
+/* Index of name in the table (case-insensitive), or -1. */
+static int table_lookup(const char *const *names, int count, const char *name) {
+  for (int i = 0; i < count; ++i)
+    if (names[i] != NULL && equal_ignoring_case(names[i], name))
+      return i;
+  return -1;
+}
+
+/* Looks name up and fails with TC_ERR_INPUT listing what it is not. */
+static tc_err lookup_or_fail(const char *const *names, int count, const char *what,
+                             const char *name, int *value) {
+  TC_CHECK(name != NULL, TC_ERR_ARGUMENT, "no %s name given", what);
+  *value = table_lookup(names, count, name);
+  TC_CHECK(*value >= 0, TC_ERR_INPUT, "unknown %s '%s'", what, name);
+  return TC_SUCCESS;
+}
+
+const char *tc_kernel_name(tc_kernel kernel) {
+  return table_name(kernel_names, TC_KERNEL_COUNT, (int)kernel);
+}
+
+tc_err tc_kernel_from_name(const char *name, tc_kernel *kernel) {
+  static const char prefix[] = "contract";
+  TC_CHECK(name != NULL, TC_ERR_ARGUMENT, "no kernel name given");
+  const char *bare = name;
+  size_t matched = 0;
+  while (prefix[matched] && tolower((unsigned char)name[matched]) == prefix[matched])
+    ++matched;
+  if (prefix[matched] == '\0')
+    bare = name + matched;
+  int value = table_lookup(kernel_names, TC_KERNEL_COUNT, bare);
+  TC_CHECK(value >= 0, TC_ERR_INPUT,
+           "unknown kernel '%s' (expected e.g. FieldFieldScalar or ContractDataDataTensor)", name);
+  *kernel = (tc_kernel)value;
+  return TC_SUCCESS;
+}
+
+const char *tc_layout_name(tc_layout layout) {
+  return table_name(layout_names, TC_LAYOUT_COUNT, (int)layout);
+}
+
+tc_err tc_layout_from_name(const char *name, tc_layout *layout) {
+  int value = 0;
+  TC_CALL(lookup_or_fail(layout_names, TC_LAYOUT_COUNT, "layout", name, &value));
+  *layout = (tc_layout)value;
+  return TC_SUCCESS;
+}
+
+const char *tc_precision_name(tc_precision precision) {
+  return table_name(precision_names, TC_PRECISION_COUNT, (int)precision);
+}
+
+tc_err tc_precision_from_name(const char *name, tc_precision *precision) {
+  int value = 0;
+  TC_CALL(lookup_or_fail(precision_names, TC_PRECISION_COUNT, "precision", name, &value));
+  *precision = (tc_precision)value;
+  return TC_SUCCESS;
+}
+
+const char *tc_variant_name(tc_variant variant) {
+  return table_name(variant_names, TC_VARIANT_COUNT, (int)variant);
+}
+
+tc_err tc_variant_from_name(const char *name, tc_variant *variant) {
+  int value = 0;
+  TC_CALL(lookup_or_fail(variant_names, TC_VARIANT_COUNT, "variant", name, &value));
+  *variant = (tc_variant)value;
+  return TC_SUCCESS;
+}
+
+const char *tc_backend_name(tc_backend_kind backend) {
+  return table_name(backend_names, TC_BACKEND_COUNT, (int)backend);
+}
+
+tc_err tc_backend_from_name(const char *name, tc_backend_kind *backend) {
+  int value = 0;
+  TC_CALL(lookup_or_fail(backend_names, TC_BACKEND_COUNT, "backend", name, &value));
+  *backend = (tc_backend_kind)value;
+  return TC_SUCCESS;
+}
+
+bool tc_kernel_is_field_field(tc_kernel kernel) {
+  return kernel >= TC_FIELD_FIELD_SCALAR && kernel <= TC_FIELD_FIELD_TENSOR;
+}
+
+bool tc_kernel_is_data_field(tc_kernel kernel) {
+  return kernel >= TC_DATA_FIELD_SCALAR && kernel <= TC_DATA_FIELD_TENSOR;
+}
+
+bool tc_kernel_is_data_data(tc_kernel kernel) {
+  return kernel >= TC_DATA_DATA_SCALAR && kernel <= TC_DATA_DATA_TENSOR;
+}
+
+int tc_kernel_tensor_rank(tc_kernel kernel) {
+  if (kernel < 0 || kernel >= TC_KERNEL_COUNT)
+    return 0;
+  return (int)kernel % 3;
+}
+
+/* The sizes of a shape, by name, with whether the kernel uses each. */
+typedef struct {
+  const char *name;
+  int64_t value;
+  bool used;
+} shape_size;
+
+enum { SHAPE_SIZE_COUNT = 7 };
+
+static void shape_sizes(const tc_contraction *shape, shape_size sizes[SHAPE_SIZE_COUNT]) {
+  const tc_kernel kernel = shape->kernel;
+  const int rank = tc_kernel_tensor_rank(kernel);
+  sizes[0] = (shape_size){"num_cells", shape->num_cells, true};
+  sizes[1] = (shape_size){"num_left_fields", shape->num_left_fields, !tc_kernel_is_data_data(kernel)};
+  sizes[2] = (shape_size){"num_right_fields", shape->num_right_fields, tc_kernel_is_field_field(kernel)};
+  sizes[3] = (shape_size){"num_points", shape->num_points, true};
+  sizes[4] = (shape_size){"num_data_points", shape->num_data_points, tc_kernel_is_data_field(kernel)};
+  sizes[5] = (shape_size){"dim1", shape->dim1, rank >= 1};
+  sizes[6] = (shape_size){"dim2", shape->dim2, rank >= 2};
+}
+
+void tc_contraction_normalize(tc_contraction *shape) {
+  const tc_kernel kernel = shape->kernel;
+  const int rank = tc_kernel_tensor_rank(kernel);
+  int64_t *unused[] = {
+      tc_kernel_is_data_data(kernel) ? &shape->num_left_fields : NULL,
+      tc_kernel_is_field_field(kernel) ? NULL : &shape->num_right_fields,
+      tc_kernel_is_data_field(kernel) ? NULL : &shape->num_data_points,
+      rank >= 1 ? NULL : &shape->dim1,
+      rank >= 2 ? NULL : &shape->dim2,
+  };
+  for (size_t i = 0; i < sizeof unused / sizeof unused[0]; ++i)
+    if (unused[i] != NULL && *unused[i] == 0)
+      *unused[i] = 1;
+}
+
+/* *product *= factor, false on int64 overflow (factors are >= 1). */
+static bool multiply_checked(int64_t *product, int64_t factor) {
+  if (*product > INT64_MAX / factor)
+    return false;
+  *product *= factor;
+  return true;
+}
+
+/* Product of the dims, or -1 when it overflows int64 once scaled by bytes. */
+static int64_t checked_count(int rank, const int64_t dims[5], int64_t element_bytes) {
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d)
+    if (!multiply_checked(&count, dims[d]))
+      return -1;
+  int64_t bytes = count;
+  if (!multiply_checked(&bytes, element_bytes))
+    return -1;
+  return count;
+}
+
+tc_err tc_contraction_validate(const tc_contraction *shape) {
+  TC_CHECK(shape != NULL, TC_ERR_ARGUMENT, "no contraction shape given");
+  TC_CHECK(shape->kernel >= 0 && shape->kernel < TC_KERNEL_COUNT, TC_ERR_SHAPE,
+           "unknown kernel %d", (int)shape->kernel);
+  TC_CHECK(shape->layout >= 0 && shape->layout < TC_LAYOUT_COUNT, TC_ERR_SHAPE,
+           "unknown layout %d", (int)shape->layout);
+  TC_CHECK(shape->precision >= 0 && shape->precision < TC_PRECISION_COUNT, TC_ERR_SHAPE,
+           "unknown precision %d", (int)shape->precision);
+  const char *kernel = tc_kernel_name(shape->kernel);
+  shape_size sizes[SHAPE_SIZE_COUNT];
+  shape_sizes(shape, sizes);
+  for (int i = 0; i < SHAPE_SIZE_COUNT; ++i) {
+    if (sizes[i].used)
+      TC_CHECK(sizes[i].value >= 1, TC_ERR_SHAPE, "%s must be >= 1, got %lld", sizes[i].name,
+               (long long)sizes[i].value);
+    else
+      TC_CHECK(sizes[i].value == 1, TC_ERR_SHAPE, "%s is not used by %s and must be 1, got %lld",
+               sizes[i].name, kernel, (long long)sizes[i].value);
+  }
+  if (tc_kernel_is_data_field(shape->kernel))
+    TC_CHECK(shape->num_data_points == 1 || shape->num_data_points == shape->num_points,
+             TC_ERR_SHAPE, "num_data_points must be 1 or num_points (%lld), got %lld",
+             (long long)shape->num_points, (long long)shape->num_data_points);
+  static const char *const array_names[3] = {"left", "right", "output"};
+  int (*const dims_of[3])(const tc_contraction *, int64_t[5]) = {
+      tc_contraction_left_dims, tc_contraction_right_dims, tc_contraction_output_dims};
+  const int64_t element_bytes = tc_precision_size(shape->precision);
+  for (int a = 0; a < 3; ++a) {
+    int64_t dims[5];
+    const int rank = dims_of[a](shape, dims);
+    TC_CHECK(checked_count(rank, dims, element_bytes) >= 0, TC_ERR_SHAPE,
+             "the %s array of %s (%lld cells) is too large: its size in bytes overflows int64",
+             array_names[a], kernel, (long long)shape->num_cells);
+  }
+  int64_t length = 1;
+  TC_CHECK(multiply_checked(&length, shape->num_points) && multiply_checked(&length, shape->dim1) &&
+               multiply_checked(&length, shape->dim2),
+           TC_ERR_SHAPE, "contraction length num_points*dim1*dim2 of %s overflows int64", kernel);
+  return TC_SUCCESS;
+}
+
+/* Appends the tensor dimensions of the kernel to dims from position rank. */
+static int append_tensor_dims(const tc_contraction *shape, int rank, int64_t dims[5]) {
+  const int tensor_rank = tc_kernel_tensor_rank(shape->kernel);
+  if (tensor_rank >= 1)
+    dims[rank++] = shape->dim1;
+  if (tensor_rank >= 2)
+    dims[rank++] = shape->dim2;
+  return rank;
+}
+
+int tc_contraction_left_dims(const tc_contraction *shape, int64_t dims[5]) {
+  int rank = 0;
+  dims[rank++] = shape->num_cells;
+  if (tc_kernel_is_field_field(shape->kernel))
+    dims[rank++] = shape->num_left_fields;
+  dims[rank++] = tc_kernel_is_data_field(shape->kernel) ? shape->num_data_points : shape->num_points;
+  return append_tensor_dims(shape, rank, dims);
+}
+
+int tc_contraction_right_dims(const tc_contraction *shape, int64_t dims[5]) {
+  int rank = 0;
+  dims[rank++] = shape->num_cells;
+  if (tc_kernel_is_field_field(shape->kernel))
+    dims[rank++] = shape->num_right_fields;
+  else if (tc_kernel_is_data_field(shape->kernel))
+    dims[rank++] = shape->num_left_fields;
+  dims[rank++] = shape->num_points;
+  return append_tensor_dims(shape, rank, dims);
+}
+
+int tc_contraction_output_dims(const tc_contraction *shape, int64_t dims[5]) {
+  int rank = 0;
+  dims[rank++] = shape->num_cells;
+  if (!tc_kernel_is_data_data(shape->kernel))
+    dims[rank++] = shape->num_left_fields;
+  if (tc_kernel_is_field_field(shape->kernel))
+    dims[rank++] = shape->num_right_fields;
+  return rank;
+}
+
+static int64_t dims_product(int rank, const int64_t dims[5]) {
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d)
+    count *= dims[d];
+  return count;
+}
+
+int64_t tc_contraction_left_count(const tc_contraction *shape) {
+  int64_t dims[5];
+  const int rank = tc_contraction_left_dims(shape, dims);
+  return dims_product(rank, dims);
+}
+
+int64_t tc_contraction_right_count(const tc_contraction *shape) {
+  int64_t dims[5];
+  const int rank = tc_contraction_right_dims(shape, dims);
+  return dims_product(rank, dims);
+}
+
+int64_t tc_contraction_output_count(const tc_contraction *shape) {
+  int64_t dims[5];
+  const int rank = tc_contraction_output_dims(shape, dims);
+  return dims_product(rank, dims);
+}
+
+int64_t tc_precision_size(tc_precision precision) {
+  return precision == TC_FLOAT ? (int64_t)sizeof(float) : (int64_t)sizeof(double);
+}
+
+int64_t tc_contraction_length(const tc_contraction *shape) {
+  return shape->num_points * shape->dim1 * shape->dim2;
+}
+
+double tc_contraction_flops(const tc_contraction *shape) {
+  const double outputs = (double)tc_contraction_output_count(shape);
+  return outputs * (2.0 * (double)tc_contraction_length(shape) + (shape->sum_into ? 1.0 : 0.0));
+}
+
+double tc_contraction_bytes(const tc_contraction *shape) {
+  const double elements = (double)tc_contraction_left_count(shape) +
+                          (double)tc_contraction_right_count(shape) +
+                          (double)tc_contraction_output_count(shape) * (shape->sum_into ? 2.0 : 1.0);
+  return elements * (double)tc_precision_size(shape->precision);
+}
+
+int64_t tc_layout_offset(tc_layout layout, int rank, const int64_t dims[], const int64_t index[]) {
+  int64_t offset = 0;
+  if (layout == TC_LAYOUT_RIGHT) {
+    for (int d = 0; d < rank; ++d)
+      offset = offset * dims[d] + index[d];
+  } else {
+    for (int d = rank - 1; d >= 0; --d)
+      offset = offset * dims[d] + index[d];
+  }
+  return offset;
+}
+
+const tc_contract_backend *tc_contract_backend_get(tc_backend_kind kind) {
+  switch (kind) {
+  case TC_BACKEND_SERIAL:
+    return &tc_contract_backend_serial;
+  case TC_BACKEND_OPENMP:
+#ifdef TC_HAVE_OPENMP
+    return &tc_contract_backend_openmp;
+#else
+    return NULL;
+#endif
+  case TC_BACKEND_CUDA:
+#ifdef TC_HAVE_CUDA
+    return &tc_contract_backend_cuda;
+#else
+    return NULL;
+#endif
+  default:
+    return NULL;
+  }
+}
+
+/* A normalized copy of shape, validated. */
+static tc_err normalized_valid_copy(const tc_contraction *shape, tc_contraction *copy) {
+  TC_CHECK(shape != NULL, TC_ERR_ARGUMENT, "no contraction shape given");
+  *copy = *shape;
+  tc_contraction_normalize(copy);
+  TC_CALL(tc_contraction_validate(copy));
+  return TC_SUCCESS;
+}
+
+bool tc_contract_supports(const tc_contract_backend *backend, const tc_contraction *shape,
+                          tc_variant variant) {
+  if (backend == NULL || shape == NULL || variant < 0 || variant >= TC_VARIANT_COUNT)
+    return false;
+  if (variant == TC_VARIANT_AUTO)
+    return true;
+  tc_contraction copy = *shape;
+  tc_contraction_normalize(&copy);
+  return backend->supports(&copy, variant);
+}
+
+/* Resolution on a shape already normalized and validated. */
+static tc_err resolve_valid(const tc_contract_backend *backend, const tc_contraction *shape,
+                            tc_variant variant, tc_variant *resolved) {
+  TC_CHECK(variant >= 0 && variant < TC_VARIANT_COUNT, TC_ERR_ARGUMENT, "unknown variant %d",
+           (int)variant);
+  if (variant == TC_VARIANT_AUTO) {
+    *resolved = backend->choose(shape);
+    return TC_SUCCESS;
+  }
+  TC_CHECK(backend->supports(shape, variant), TC_ERR_UNSUPPORTED,
+           "the %s backend does not run variant '%s' on %s (%s layout, %s)",
+           tc_backend_name(backend->kind), tc_variant_name(variant), tc_kernel_name(shape->kernel),
+           tc_layout_name(shape->layout), tc_precision_name(shape->precision));
+  *resolved = variant;
+  return TC_SUCCESS;
+}
+
+tc_err tc_contract_resolve(const tc_contract_backend *backend, const tc_contraction *shape,
+                           tc_variant variant, tc_variant *resolved) {
+  TC_CHECK(backend != NULL, TC_ERR_UNSUPPORTED, "backend not compiled into this build");
+  tc_contraction copy;
+  TC_CALL(normalized_valid_copy(shape, &copy));
+  return resolve_valid(backend, &copy, variant, resolved);
+}
+
+tc_err tc_contract(const tc_contract_backend *backend, const tc_contraction *shape,
+                   tc_variant variant, const void *left, const void *right, void *output,
+                   void *stream) {
+  TC_CHECK(backend != NULL, TC_ERR_UNSUPPORTED, "backend not compiled into this build");
+  tc_contraction copy;
+  TC_CALL(normalized_valid_copy(shape, &copy));
+  tc_variant resolved = TC_VARIANT_AUTO;
+  TC_CALL(resolve_valid(backend, &copy, variant, &resolved));
+  TC_CHECK(left != NULL && right != NULL && output != NULL, TC_ERR_ARGUMENT,
+           "%s needs left, right and output arrays (got %p, %p, %p)", tc_kernel_name(copy.kernel),
+           left, right, output);
+  return backend->run(&copy, resolved, left, right, output, stream);
+}
