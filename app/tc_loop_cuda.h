@@ -1,0 +1,139 @@
+/* tc_loop_cuda: the assembly loop's per-batch work on the GPU. The mesh
+ * arrays, basis tables and CSR structures are copied to the device once;
+ * geometry, the contraction inputs and the deterministic gather-assemble run
+ * as CUDA kernels on the device's stream; results come back to the host only
+ * when asked for (shared-node exchange, checks, output). Plain C interface;
+ * without the CUDA backend in the build every call fails with
+ * TC_ERR_UNSUPPORTED. */
+#ifndef TC_LOOP_CUDA_H
+#define TC_LOOP_CUDA_H
+
+#include <stdint.h>
+
+#include "tc_assembly.h"
+#include "tc_contract.h"
+#include "tc_loop.h"
+#include "tc_mesh.h"
+#include "tc_physics.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tc_loop_cuda tc_loop_cuda;
+
+#ifdef TC_HAVE_LOOP_CUDA
+
+/// Copies the rank-local mesh (coordinates, cell->node connectivity, the
+/// node->cell CSR with slots), the reference basis (ref_values (F,P),
+/// ref_gradients (F,P,3), weights (P), host, double, F = nodes_per_cell) and
+/// the CSR structures of tc_assembly (scalar_graph for 1 component,
+/// vector_graph for 3) to the device, and allocates the geometry scratch of a
+/// batch of batch_cells cells. `selected` is the loop's host results: a
+/// device twin is allocated for each non-NULL array among mass, stiffness,
+/// elasticity, load, flux_load, internal_force, cell_volume, cell_u2,
+/// cell_grad_u2, cell_stress_strain and element_matrices (lumped_mass and the
+/// diagonals are computed on the host and have none). stream is the
+/// cudaStream_t every later call queues its work on (tc_device_stream).
+/// Synchronous. Not collective.
+tc_err tc_loop_cuda_create(const tc_mesh_local *mesh, int64_t batch_cells, int64_t num_points,
+                           const double *ref_values, const double *ref_gradients,
+                           const double *weights, const tc_physics_fields *fields,
+                           const tc_csr *scalar_graph, const tc_csr *vector_graph,
+                           const tc_loop_results *selected, void *stream, tc_loop_cuda **loop);
+
+/// Releases the device memory and sets *loop to NULL. NULL is fine.
+void tc_loop_cuda_destroy(tc_loop_cuda **loop);
+
+/// Zeroes every device result a step accumulates into (all twins but the
+/// element matrices, which are overwritten). Asynchronous.
+tc_err tc_loop_cuda_zero(tc_loop_cuda *loop);
+
+/// Geometry of cells [begin, begin + cells) (cells <= batch_cells): gathers
+/// their node coordinates, forms Jacobians, determinants, inverses and the
+/// weighted measures w_q det J into the device scratch, and the cell volumes
+/// (sum of the measures, ascending q) into the cell_volume twin. Waits for
+/// the stream once, to read the inverted-cell flag: TC_ERR_INPUT "an inverted
+/// or degenerate cell in cells A..B of this rank: lower mesh.distortion" when
+/// some det J <= 0 (or is not a number).
+tc_err tc_loop_cuda_geometry(tc_loop_cuda *loop, int64_t begin, int64_t cells);
+
+/// Writes one contraction input of the batch whose geometry was formed last
+/// (cells must be that batch's count) into output_device (device memory of
+/// tc_physics_input_count(input, cells, F, P) elements), in the layout and
+/// precision given: the same logical array tc_physics_build_input writes on
+/// the host, computed in double and rounded once. Asynchronous.
+tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_input input, int64_t cells,
+                                tc_layout layout, tc_precision precision, void *output_device);
+
+/// Gather-assembles the contraction output of `kernel` for cells [begin,
+/// begin + cells) (output_device: device memory, the layout and precision of
+/// the contraction, batch size cells) into the kernel's device twin:
+/// FieldField element matrices into the CSR values (and copied into the
+/// element-matrix twin when there is one), DataField element vectors into
+/// the node vectors, DataData values into the cell array. One thread per
+/// CSR row sums that row's cells in ascending order, as tc_assembly_add_*
+/// does, so the results are bitwise those of the host and of every other
+/// run. TC_ERR_ARGUMENT when the kernel had no twin at create. Asynchronous.
+tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, int64_t begin, int64_t cells,
+                             tc_layout layout, tc_precision precision,
+                             const void *output_device);
+
+/// Copies every device twin into the same array of host (each of which must
+/// be non-NULL; lumped_mass and the diagonals are left alone). Synchronous.
+tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, tc_loop_results *host);
+
+#else /* no CUDA backend in this build: the calls exist and refuse */
+
+#define TC_LOOP_CUDA_UNSUPPORTED_                                              \
+  tc_error_raise(TC_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,             \
+                 "the GPU assembly loop is not in this build (configure with " \
+                 "-DTCMINI_ENABLE_CUDA=ON)")
+
+static inline tc_err tc_loop_cuda_create(const tc_mesh_local *mesh, int64_t batch_cells,
+                                         int64_t num_points, const double *ref_values,
+                                         const double *ref_gradients, const double *weights,
+                                         const tc_physics_fields *fields,
+                                         const tc_csr *scalar_graph, const tc_csr *vector_graph,
+                                         const tc_loop_results *selected, void *stream,
+                                         tc_loop_cuda **loop) {
+  (void)mesh, (void)batch_cells, (void)num_points, (void)ref_values, (void)ref_gradients;
+  (void)weights, (void)fields, (void)scalar_graph, (void)vector_graph, (void)selected;
+  (void)stream;
+  *loop = NULL;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline void tc_loop_cuda_destroy(tc_loop_cuda **loop) { *loop = NULL; }
+static inline tc_err tc_loop_cuda_zero(tc_loop_cuda *loop) {
+  (void)loop;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_geometry(tc_loop_cuda *loop, int64_t begin, int64_t cells) {
+  (void)loop, (void)begin, (void)cells;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_input input,
+                                              int64_t cells, tc_layout layout,
+                                              tc_precision precision, void *output_device) {
+  (void)loop, (void)input, (void)cells, (void)layout, (void)precision, (void)output_device;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, int64_t begin,
+                                           int64_t cells, tc_layout layout,
+                                           tc_precision precision, const void *output_device) {
+  (void)loop, (void)kernel, (void)begin, (void)cells, (void)layout, (void)precision;
+  (void)output_device;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, tc_loop_results *host) {
+  (void)loop, (void)host;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,633 @@
+/* test_loop_cuda: the GPU assembly loop (tc_loop_cuda) against its host
+ * twins on small distorted Q1 and Q2 meshes cut into ragged batches:
+ *   - geometry: cell volumes against tc_geometry_*;
+ *   - inputs: all thirteen contraction inputs, both layouts and precisions,
+ *     against tc_physics_build_input (into poisoned buffers, so an entry the
+ *     device leaves unwritten fails);
+ *   - assembly: synthetic element outputs of the nine kernels gathered on the
+ *     device against tc_assembly_add_* and the per-cell copies, bitwise (each
+ *     row sums the same values in the same order), and two device assemblies
+ *     bitwise equal (determinism);
+ *   - an inverted cell: reported for exactly the batches the host geometry
+ *     finds inverted, naming the batch's cells.
+ * Quadrature has more points than the element has nodes (P != F), so that a
+ * swapped index cannot pass. 1 rank; exits 77 when no GPU is usable. */
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_assembly.h"
+#include "tc_basis.h"
+#include "tc_device.h"
+#include "tc_function_space.h"
+#include "tc_geometry.h"
+#include "tc_loop_cuda.h"
+#include "tc_mesh.h"
+#include "tc_parallel.h"
+#include "tc_physics.h"
+#include "tc_quadrature.h"
+
+enum { SKIP_CODE = 77, BATCH_CELLS = 15 };
+
+/* Relative tolerances of the inputs, against the array's largest magnitude:
+ * double differs from the host only by FMA contraction on the GPU; float is
+ * the same double value rounded once, so at most one float ulp apart. */
+static const double tolerance_double = 1e-13, tolerance_float = 1e-6;
+
+/* Fields unlike tc_physics_default_fields, so that a device that ignored its
+ * argument would fail. */
+static const tc_physics_fields test_fields = {
+    .u0 = -0.5,
+    .g = {0.3, -1.25, 0.8},
+    .w0 = {0.2, -0.1, 0.05},
+    .W = {{0.4, -0.3, 0.1}, {0.25, -0.2, 0.6}, {-0.15, 0.35, 0.05}},
+    .lambda = 2.5,
+    .mu = 0.75,
+};
+
+static int failed_cases, passed_cases;
+
+/* Prints one case's verdict line. */
+static void verdict(bool pass, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void verdict(bool pass, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  printf("%s ", pass ? "PASS" : "FAIL");
+  vprintf(format, args);
+  putchar('\n');
+  va_end(args);
+  if (pass)
+    ++passed_cases;
+  else
+    ++failed_cases;
+}
+
+/* A deterministic generator in [-1, 1) (xorshift64*). */
+static double next_random(uint64_t *state) {
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return (double)((*state * 2685821657736338717ull) >> 11) / 4503599627370496.0 - 1.0;
+}
+
+/* One order's mesh, basis, CSR structures and GPU loop. */
+typedef struct {
+  int order;
+  tc_device *device;
+  tc_mesh *mesh;
+  const tc_mesh_local *local;
+  tc_assembly *assembly;
+  int64_t F, P, num_batches;
+  double *ref_values, *ref_gradients, *weights;
+  tc_loop_results results; /* host arrays the device twins are copied into */
+  tc_loop_cuda *gpu;
+} fixture;
+
+/* Host geometry of one batch (tc_geometry_*, tc_hgrad_gradients). */
+typedef struct {
+  double *node_coords, *jacobians, *inverses, *determinants, *measures, *gradients;
+} host_geometry;
+
+static void batch_range(const fixture *fx, int64_t b, int64_t *begin, int64_t *cells) {
+  *begin = b * BATCH_CELLS;
+  *cells = fx->local->num_cells - *begin < BATCH_CELLS ? fx->local->num_cells - *begin
+                                                        : BATCH_CELLS;
+}
+
+static int64_t graph_entries(const fixture *fx, int components) {
+  return tc_assembly_graph(fx->assembly, components)->num_entries;
+}
+
+/* Element count of each array tc_loop_cuda mirrors; 0 for the others. */
+enum { NUM_ARRAYS = 13 };
+static double **result_array(tc_loop_results *r, int which, const fixture *fx, int64_t *count,
+                             const char **name) {
+  const int64_t nodes = fx->local->num_nodes, cells = fx->local->num_cells;
+  const int64_t N1 = fx->F * fx->F, N3 = 9 * fx->F * fx->F;
+  struct {
+    double **array;
+    int64_t count;
+    const char *name;
+  } table[NUM_ARRAYS] = {
+      {&r->mass, graph_entries(fx, 1), "mass"},
+      {&r->stiffness, graph_entries(fx, 1), "stiffness"},
+      {&r->elasticity, graph_entries(fx, 3), "elasticity"},
+      {&r->load, nodes, "load"},
+      {&r->flux_load, nodes, "flux_load"},
+      {&r->internal_force, 3 * nodes, "internal_force"},
+      {&r->cell_u2, cells, "cell_u2"},
+      {&r->cell_grad_u2, cells, "cell_grad_u2"},
+      {&r->cell_stress_strain, cells, "cell_stress_strain"},
+      {&r->element_matrices[0], cells * N1, "element_matrices[mass]"},
+      {&r->element_matrices[1], cells * N1, "element_matrices[stiffness]"},
+      {&r->element_matrices[2], cells * N3, "element_matrices[elasticity]"},
+      {&r->cell_volume, cells, "cell_volume"},
+  };
+  *count = table[which].count;
+  if (name)
+    *name = table[which].name;
+  return table[which].array;
+}
+
+static tc_err allocate_results(const fixture *fx, tc_loop_results *r) {
+  for (int which = 0; which < NUM_ARRAYS; ++which) {
+    int64_t count;
+    double **array = result_array(r, which, fx, &count, NULL);
+    TC_CALLOC(*array, count);
+  }
+  return TC_SUCCESS;
+}
+
+static void free_results(const fixture *fx, tc_loop_results *r) {
+  for (int which = 0; which < NUM_ARRAYS; ++which) {
+    int64_t count;
+    double **array = result_array(r, which, fx, &count, NULL);
+    free(*array);
+    *array = NULL;
+  }
+}
+
+static tc_err fixture_create(tc_device *device, int order, fixture *fx) {
+  memset(fx, 0, sizeof *fx);
+  fx->order = order;
+  fx->device = device;
+  const tc_mesh_options options = {
+      .cells = {4, 3, 3}, .length = {1.0, 0.75, 0.6}, .distortion = 0.1, .order = order};
+  TC_CALL(tc_mesh_create(MPI_COMM_WORLD, &options, &fx->mesh));
+  fx->local = tc_mesh_local_part(fx->mesh);
+  TC_CALL(tc_assembly_create(fx->mesh, &fx->assembly));
+  fx->F = fx->local->nodes_per_cell;
+  fx->num_batches = (fx->local->num_cells + BATCH_CELLS - 1) / BATCH_CELLS;
+  tc_quadrature *quadrature = NULL;
+  TC_CALL(tc_quadrature_create(order + 2, &quadrature));
+  fx->P = tc_quadrature_num_points(quadrature);
+  tc_err err = TC_SUCCESS;
+  fx->ref_values = calloc((size_t)(fx->F * fx->P), sizeof(double));
+  fx->ref_gradients = calloc((size_t)(fx->F * fx->P * 3), sizeof(double));
+  fx->weights = calloc((size_t)fx->P, sizeof(double));
+  if (!fx->ref_values || !fx->ref_gradients || !fx->weights)
+    err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__, "out of memory (basis)");
+  if (err == TC_SUCCESS)
+    err = tc_basis_values(order, fx->P, tc_quadrature_points(quadrature), fx->ref_values);
+  if (err == TC_SUCCESS)
+    err = tc_basis_gradients(order, fx->P, tc_quadrature_points(quadrature), fx->ref_gradients);
+  if (err == TC_SUCCESS)
+    memcpy(fx->weights, tc_quadrature_weights(quadrature), (size_t)fx->P * sizeof(double));
+  tc_quadrature_destroy(&quadrature);
+  TC_CALL(err);
+  TC_CALL(allocate_results(fx, &fx->results));
+  TC_CALL(tc_loop_cuda_create(fx->local, BATCH_CELLS, fx->P, fx->ref_values, fx->ref_gradients,
+                              fx->weights, &test_fields, tc_assembly_graph(fx->assembly, 1),
+                              tc_assembly_graph(fx->assembly, 3), &fx->results,
+                              tc_device_stream(device), &fx->gpu));
+  return TC_SUCCESS;
+}
+
+static void fixture_destroy(fixture *fx) {
+  tc_loop_cuda_destroy(&fx->gpu);
+  if (fx->assembly)
+    free_results(fx, &fx->results);
+  free(fx->ref_values);
+  free(fx->ref_gradients);
+  free(fx->weights);
+  tc_assembly_destroy(&fx->assembly);
+  tc_mesh_destroy(&fx->mesh);
+}
+
+static tc_err host_geometry_create(const fixture *fx, host_geometry *g) {
+  const int64_t C = BATCH_CELLS, F = fx->F, P = fx->P;
+  TC_CALLOC(g->node_coords, C * F * 3);
+  TC_CALLOC(g->jacobians, C * P * 9);
+  TC_CALLOC(g->inverses, C * P * 9);
+  TC_CALLOC(g->determinants, C * P);
+  TC_CALLOC(g->measures, C * P);
+  TC_CALLOC(g->gradients, C * F * P * 3);
+  return TC_SUCCESS;
+}
+
+static void host_geometry_destroy(host_geometry *g) {
+  free(g->node_coords);
+  free(g->jacobians);
+  free(g->inverses);
+  free(g->determinants);
+  free(g->measures);
+  free(g->gradients);
+}
+
+/* The host geometry of cells [begin, begin + cells) of mesh (coordinates
+ * coords); TC_ERR_ARGUMENT (from tc_geometry) for an inverted cell. */
+static tc_err host_geometry_form(const fixture *fx, const double *coords, int64_t begin,
+                                 int64_t cells, host_geometry *g) {
+  const int64_t F = fx->F, P = fx->P;
+  for (int64_t c = 0; c < cells; ++c)
+    for (int64_t a = 0; a < F; ++a)
+      for (int i = 0; i < 3; ++i)
+        g->node_coords[(c * F + a) * 3 + i] =
+            coords[3 * fx->local->cell_nodes[(begin + c) * F + a] + i];
+  TC_CALL(tc_geometry_jacobians(cells, (int)F, g->node_coords, P, fx->ref_gradients,
+                                g->jacobians));
+  TC_CALL(tc_geometry_invert_jacobians(cells, P, g->jacobians, g->determinants, g->inverses));
+  TC_CALL(tc_geometry_measures(cells, P, g->determinants, fx->weights, g->measures));
+  TC_CALL(tc_hgrad_gradients(cells, (int)F, P, fx->ref_gradients, g->inverses, NULL,
+                             TC_LAYOUT_RIGHT, TC_DOUBLE, g->gradients));
+  return TC_SUCCESS;
+}
+
+static double value_at(const void *array, tc_precision precision, int64_t i) {
+  return precision == TC_DOUBLE ? ((const double *)array)[i] : (double)((const float *)array)[i];
+}
+
+/* max |device - host| / max |host| (infinite when an entry is not a number). */
+static double relative_difference(const void *device, const void *host, int64_t count,
+                                  tc_precision precision) {
+  double scale = 0.0, difference = 0.0;
+  for (int64_t i = 0; i < count; ++i) {
+    const double h = value_at(host, precision, i), d = value_at(device, precision, i);
+    if (!(fabs(d - h) <= DBL_MAX))
+      return INFINITY;
+    scale = fmax(scale, fabs(h));
+    difference = fmax(difference, fabs(d - h));
+  }
+  return scale > 0.0 ? difference / scale : difference;
+}
+
+static const char *input_names[TC_INPUT_COUNT] = {
+    "values",     "weighted values", "gradients",   "weighted gradients", "strains",
+    "weighted stresses", "u_h",      "dV u_h",      "grad u (per cell)",  "grad u_h",
+    "dV grad u_h", "eps(w_h)",       "dV sigma(w_h)"};
+
+/* Geometry and every input of every batch, both layouts and precisions, then
+ * the cell volumes. */
+static tc_err check_inputs(fixture *fx) {
+  const int64_t F = fx->F, P = fx->P;
+  int64_t largest = 0;
+  for (int i = 0; i < TC_INPUT_COUNT; ++i) {
+    int64_t count = tc_physics_input_count(i, BATCH_CELLS, F, P);
+    largest = count > largest ? count : largest;
+  }
+  const size_t bytes = (size_t)largest * sizeof(double);
+  host_geometry g = {0};
+  void *expected = malloc(bytes), *got = malloc(bytes), *poison = malloc(bytes), *device = NULL;
+  double *volumes = calloc((size_t)fx->local->num_cells, sizeof(double));
+  double worst[TC_INPUT_COUNT][2] = {{0}};
+  tc_err err = expected && got && poison && volumes
+                   ? TC_SUCCESS
+                   : tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__, "out of memory");
+  if (err == TC_SUCCESS)
+    err = host_geometry_create(fx, &g);
+  if (err == TC_SUCCESS)
+    err = tc_device_alloc(fx->device, bytes, &device);
+  if (err == TC_SUCCESS) {
+    memset(poison, 0xff, bytes); /* NaN in either precision */
+    err = tc_loop_cuda_zero(fx->gpu);
+  }
+  for (int64_t b = 0; err == TC_SUCCESS && b < fx->num_batches; ++b) {
+    int64_t begin, cells;
+    batch_range(fx, b, &begin, &cells);
+    err = host_geometry_form(fx, fx->local->coords, begin, cells, &g);
+    if (err == TC_SUCCESS)
+      err = tc_loop_cuda_geometry(fx->gpu, begin, cells);
+    for (int64_t c = 0; err == TC_SUCCESS && c < cells; ++c)
+      for (int64_t q = 0; q < P; ++q)
+        volumes[begin + c] += g.measures[c * P + q];
+    const tc_physics_batch batch = {.num_cells = cells,
+                                    .num_fields = F,
+                                    .num_points = P,
+                                    .measures = g.measures,
+                                    .ref_values = fx->ref_values,
+                                    .ref_gradients = fx->ref_gradients,
+                                    .inverse_jacobians = g.inverses,
+                                    .gradients = g.gradients,
+                                    .node_coords = g.node_coords};
+    for (int i = 0; err == TC_SUCCESS && i < TC_INPUT_COUNT; ++i)
+      for (int layout = 0; err == TC_SUCCESS && layout < TC_LAYOUT_COUNT; ++layout)
+        for (int precision = 0; err == TC_SUCCESS && precision < TC_PRECISION_COUNT;
+             ++precision) {
+          const int64_t count = tc_physics_input_count(i, cells, F, P);
+          const size_t used = (size_t)(count * tc_precision_size(precision));
+          err = tc_physics_build_input(i, &batch, &test_fields, layout, precision, expected);
+          if (err == TC_SUCCESS)
+            err = tc_device_copy_to_device(fx->device, device, poison, used);
+          if (err == TC_SUCCESS)
+            err = tc_loop_cuda_build_input(fx->gpu, i, cells, layout, precision, device);
+          if (err == TC_SUCCESS)
+            err = tc_device_copy_to_host(fx->device, got, device, used);
+          if (err == TC_SUCCESS)
+            worst[i][precision] = fmax(worst[i][precision],
+                                       relative_difference(got, expected, count, precision));
+        }
+  }
+  if (err == TC_SUCCESS)
+    err = tc_loop_cuda_copy_results(fx->gpu, &fx->results);
+  if (err == TC_SUCCESS) {
+    for (int i = 0; i < TC_INPUT_COUNT; ++i)
+      verdict(worst[i][TC_DOUBLE] <= tolerance_double && worst[i][TC_FLOAT] <= tolerance_float,
+              "Q%d input %-18s relative difference double %.2e (tol %.0e), float %.2e (tol %.0e)",
+              fx->order, input_names[i], worst[i][TC_DOUBLE], tolerance_double,
+              worst[i][TC_FLOAT], tolerance_float);
+    const double volume_difference = relative_difference(
+        fx->results.cell_volume, volumes, fx->local->num_cells, TC_DOUBLE);
+    verdict(volume_difference <= tolerance_double,
+            "Q%d geometry: cell volumes of %lld cells in %lld batches, relative difference %.2e",
+            fx->order, (long long)fx->local->num_cells, (long long)fx->num_batches,
+            volume_difference);
+  }
+  tc_device_free(fx->device, &device);
+  host_geometry_destroy(&g);
+  free(expected);
+  free(got);
+  free(poison);
+  free(volumes);
+  return err;
+}
+
+/* One device pass over every batch and kernel with the synthetic outputs
+ * (blocks[b][k], in the precision) into the device twins, copied back into
+ * fx->results. */
+static tc_err device_assembly(fixture *fx, tc_layout layout, tc_precision precision,
+                              void *const *blocks, void *device_block) {
+  TC_CALL(tc_loop_cuda_zero(fx->gpu));
+  for (int64_t b = 0; b < fx->num_batches; ++b) {
+    int64_t begin, cells;
+    batch_range(fx, b, &begin, &cells);
+    for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
+      tc_contraction shape = tc_physics_contraction(k, cells, fx->F, fx->P, layout, precision);
+      const size_t bytes =
+          (size_t)(tc_contraction_output_count(&shape) * tc_precision_size(precision));
+      TC_CALL(tc_device_copy_to_device(fx->device, device_block, blocks[b * TC_KERNEL_COUNT + k],
+                                       bytes));
+      TC_CALL(tc_loop_cuda_assemble(fx->gpu, k, begin, cells, layout, precision, device_block));
+    }
+  }
+  return tc_loop_cuda_copy_results(fx->gpu, &fx->results);
+}
+
+/* The host gather of the same outputs into reference (tc_assembly_add_*, the
+ * per-cell copies of tc_loop.c). */
+static tc_err host_assembly(fixture *fx, tc_layout layout, tc_precision precision,
+                            void *const *blocks, tc_loop_results *reference) {
+  double *matrices[3] = {reference->mass, reference->stiffness, reference->elasticity};
+  double *vectors[3] = {reference->load, reference->flux_load, reference->internal_force};
+  double *cell_values[3] = {reference->cell_u2, reference->cell_grad_u2,
+                            reference->cell_stress_strain};
+  for (int64_t b = 0; b < fx->num_batches; ++b) {
+    int64_t begin, cells;
+    batch_range(fx, b, &begin, &cells);
+    for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
+      const tc_element_block block = {.data = blocks[b * TC_KERNEL_COUNT + k],
+                                      .layout = layout,
+                                      .precision = precision,
+                                      .batch_cells = cells,
+                                      .cell_begin = begin};
+      const int components = tc_physics_kernel_components(k);
+      if (tc_kernel_is_field_field(k)) {
+        TC_CALL(tc_assembly_add_matrices(fx->assembly, components, &block, matrices[k]));
+        const int64_t N = fx->F * components;
+        for (int64_t c = 0; c < cells; ++c)
+          for (int64_t i = 0; i < N; ++i)
+            for (int64_t j = 0; j < N; ++j)
+              reference->element_matrices[k][((begin + c) * N + i) * N + j] =
+                  tc_element_block_get(&block, N, N, c, i, j);
+      } else if (tc_kernel_is_data_field(k)) {
+        TC_CALL(tc_assembly_add_vectors(fx->assembly, components, &block,
+                                        vectors[k - TC_DATA_FIELD_SCALAR]));
+      } else {
+        for (int64_t c = 0; c < cells; ++c)
+          cell_values[k - TC_DATA_DATA_SCALAR][begin + c] =
+              tc_element_block_get(&block, 1, 1, c, 0, 0);
+      }
+    }
+  }
+  return TC_SUCCESS;
+}
+
+/* Names the arrays (all but cell_volume) where a and b differ in any bit. */
+static bool same_bits(const fixture *fx, tc_loop_results *a, tc_loop_results *b, char *differing,
+                      size_t room) {
+  bool same = true;
+  differing[0] = '\0';
+  for (int which = 0; which < NUM_ARRAYS - 1; ++which) {
+    int64_t count;
+    const char *name;
+    double **x = result_array(a, which, fx, &count, &name);
+    double **y = result_array(b, which, fx, &count, NULL);
+    if (memcmp(*x, *y, (size_t)count * sizeof(double)) != 0) {
+      same = false;
+      size_t used = strlen(differing);
+      snprintf(differing + used, room - used, " %s", name);
+    }
+  }
+  return same;
+}
+
+/* Zeroes every mirrored array. */
+static void zero_results(const fixture *fx, tc_loop_results *r) {
+  for (int which = 0; which < NUM_ARRAYS; ++which) {
+    int64_t count;
+    double **array = result_array(r, which, fx, &count, NULL);
+    memset(*array, 0, (size_t)count * sizeof(double));
+  }
+}
+
+static tc_err check_assembly_case(fixture *fx, tc_layout layout, tc_precision precision,
+                                  void **blocks, void *device_block, tc_loop_results *reference,
+                                  tc_loop_results *first) {
+  uint64_t state = 0x243f6a8885a308d3ull + (uint64_t)(fx->order * 4 + layout * 2 + precision);
+  for (int64_t b = 0; b < fx->num_batches; ++b) {
+    int64_t begin, cells;
+    batch_range(fx, b, &begin, &cells);
+    for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
+      tc_contraction shape = tc_physics_contraction(k, cells, fx->F, fx->P, layout, precision);
+      const int64_t count = tc_contraction_output_count(&shape);
+      void *block = blocks[b * TC_KERNEL_COUNT + k];
+      for (int64_t e = 0; e < count; ++e) {
+        const double value = next_random(&state);
+        if (precision == TC_DOUBLE)
+          ((double *)block)[e] = value;
+        else
+          ((float *)block)[e] = (float)value;
+      }
+    }
+  }
+  zero_results(fx, reference);
+  TC_CALL(host_assembly(fx, layout, precision, blocks, reference));
+  TC_CALL(device_assembly(fx, layout, precision, blocks, device_block));
+  char differing[512];
+  bool same = same_bits(fx, &fx->results, reference, differing, sizeof differing);
+  verdict(same, "Q%d assembly %s %s: device results bitwise equal to tc_assembly_add_*%s%s",
+          fx->order, tc_layout_name(layout), tc_precision_name(precision),
+          same ? "" : "; differing:", differing);
+  for (int which = 0; which < NUM_ARRAYS; ++which) {
+    int64_t count;
+    double **from = result_array(&fx->results, which, fx, &count, NULL);
+    memcpy(*result_array(first, which, fx, &count, NULL), *from, (size_t)count * sizeof(double));
+  }
+  TC_CALL(device_assembly(fx, layout, precision, blocks, device_block));
+  same = same_bits(fx, &fx->results, first, differing, sizeof differing);
+  verdict(same, "Q%d assembly %s %s: two device assemblies bitwise equal%s%s", fx->order,
+          tc_layout_name(layout), tc_precision_name(precision), same ? "" : "; differing:",
+          differing);
+  return TC_SUCCESS;
+}
+
+/* Synthetic element outputs of every kernel and batch, gathered on the host
+ * and on the device, in every layout and precision. */
+static tc_err check_assembly(fixture *fx) {
+  const int64_t blocks_count = fx->num_batches * TC_KERNEL_COUNT;
+  void **blocks = calloc((size_t)blocks_count, sizeof *blocks);
+  void *device_block = NULL;
+  tc_loop_results reference = {0}, first = {0};
+  tc_err err = blocks ? TC_SUCCESS
+                      : tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
+                                       "out of memory");
+  size_t largest = 0;
+  for (int64_t b = 0; err == TC_SUCCESS && b < fx->num_batches; ++b) {
+    int64_t begin, cells;
+    batch_range(fx, b, &begin, &cells);
+    for (int k = 0; err == TC_SUCCESS && k < TC_KERNEL_COUNT; ++k) {
+      tc_contraction shape = tc_physics_contraction(k, cells, fx->F, fx->P, TC_LAYOUT_RIGHT,
+                                                    TC_DOUBLE);
+      const size_t bytes = (size_t)tc_contraction_output_count(&shape) * sizeof(double);
+      largest = bytes > largest ? bytes : largest;
+      blocks[b * TC_KERNEL_COUNT + k] = malloc(bytes);
+      if (!blocks[b * TC_KERNEL_COUNT + k])
+        err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__, "out of memory");
+    }
+  }
+  if (err == TC_SUCCESS)
+    err = allocate_results(fx, &reference);
+  if (err == TC_SUCCESS)
+    err = allocate_results(fx, &first);
+  if (err == TC_SUCCESS)
+    err = tc_device_alloc(fx->device, largest, &device_block);
+  for (int layout = 0; err == TC_SUCCESS && layout < TC_LAYOUT_COUNT; ++layout)
+    for (int precision = 0; err == TC_SUCCESS && precision < TC_PRECISION_COUNT; ++precision)
+      err = check_assembly_case(fx, layout, precision, blocks, device_block, &reference, &first);
+  tc_device_free(fx->device, &device_block);
+  free_results(fx, &reference);
+  free_results(fx, &first);
+  for (int64_t i = 0; blocks && i < blocks_count; ++i)
+    free(blocks[i]);
+  free(blocks);
+  return err;
+}
+
+/* The mesh with its last node (the box's far corner: only the last cell has
+ * it) moved beyond the opposite corner of that cell, which inverts the cell.
+ * The device must report exactly the batches that the host geometry finds
+ * inverted, and refuse inputs of a batch whose geometry failed. */
+static tc_err check_inverted(fixture *fx) {
+  const tc_mesh_local *m = fx->local;
+  const int64_t F = fx->F, last = m->num_cells - 1;
+  const int64_t far = m->cell_nodes[last * F + F - 1], near = m->cell_nodes[last * F];
+  double *coords = malloc((size_t)(3 * m->num_nodes) * sizeof *coords);
+  TC_CHECK(coords, TC_ERR_MEMORY, "out of memory");
+  memcpy(coords, m->coords, (size_t)(3 * m->num_nodes) * sizeof *coords);
+  for (int i = 0; i < 3; ++i)
+    coords[3 * far + i] =
+        m->coords[3 * near + i] - 2.0 * (m->coords[3 * far + i] - m->coords[3 * near + i]);
+  tc_mesh_local moved = *m;
+  moved.coords = coords;
+  tc_loop_cuda *gpu = NULL;
+  host_geometry g = {0};
+  tc_err err = host_geometry_create(fx, &g);
+  if (err == TC_SUCCESS)
+    err = tc_loop_cuda_create(&moved, BATCH_CELLS, fx->P, fx->ref_values, fx->ref_gradients,
+                              fx->weights, &test_fields, tc_assembly_graph(fx->assembly, 1),
+                              tc_assembly_graph(fx->assembly, 3), &fx->results,
+                              tc_device_stream(fx->device), &gpu);
+  int inverted_batches = 0, agreeing = 0;
+  char detail[256] = "";
+  for (int64_t b = 0; err == TC_SUCCESS && b < fx->num_batches; ++b) {
+    int64_t begin, cells;
+    batch_range(fx, b, &begin, &cells);
+    tc_error_clear();
+    const bool host_inverted = host_geometry_form(fx, coords, begin, cells, &g) != TC_SUCCESS;
+    tc_error_clear();
+    const tc_err device_err = tc_loop_cuda_geometry(gpu, begin, cells);
+    char expected[96];
+    snprintf(expected, sizeof expected, "cells %lld..%lld of this rank", (long long)begin,
+             (long long)(begin + cells - 1));
+    bool agree;
+    if (host_inverted) {
+      ++inverted_batches;
+      agree = device_err == TC_ERR_INPUT && strstr(tc_error_message(), expected) &&
+              strstr(tc_error_message(), "inverted or degenerate");
+      tc_error_clear();
+      void *unused = NULL;
+      agree = agree && tc_loop_cuda_build_input(gpu, TC_INPUT_VALUES, cells, TC_LAYOUT_LEFT,
+                                                TC_DOUBLE, &unused) == TC_ERR_ARGUMENT;
+    } else {
+      agree = device_err == TC_SUCCESS;
+    }
+    if (!agree && detail[0] == '\0')
+      snprintf(detail, sizeof detail, "; batch %lld: host %s, device \"%s\"", (long long)b,
+               host_inverted ? "inverted" : "valid", tc_error_message());
+    tc_error_clear();
+    agreeing += agree;
+  }
+  if (err == TC_SUCCESS)
+    verdict(inverted_batches > 0 && agreeing == fx->num_batches,
+            "Q%d inverted cell: %d of %lld batches agree with the host geometry (%d inverted)%s",
+            fx->order, agreeing, (long long)fx->num_batches, inverted_batches, detail);
+  tc_loop_cuda_destroy(&gpu);
+  host_geometry_destroy(&g);
+  free(coords);
+  return err;
+}
+
+static tc_err run_order(tc_device *device, int order) {
+  fixture fx;
+  tc_err err = fixture_create(device, order, &fx);
+  if (err == TC_SUCCESS) {
+    printf("Q%d: %lld cells, %lld nodes, F = %lld, P = %lld, %lld batches of <= %d cells\n",
+           order, (long long)fx.local->num_cells, (long long)fx.local->num_nodes,
+           (long long)fx.F, (long long)fx.P, (long long)fx.num_batches, BATCH_CELLS);
+    err = check_inputs(&fx);
+  }
+  if (err == TC_SUCCESS)
+    err = check_assembly(&fx);
+  if (err == TC_SUCCESS)
+    err = check_inverted(&fx);
+  fixture_destroy(&fx);
+  return err;
+}
+
+int main(int argc, char **argv) {
+  if (tc_parallel_init(&argc, &argv) != TC_SUCCESS) {
+    fprintf(stderr, "test_loop_cuda: %s\n", tc_error_message());
+    return 1;
+  }
+  int code = 0;
+  tc_device_options options = {.backend = TC_BACKEND_CUDA};
+  tc_device *device = NULL;
+  tc_err err = tc_node_local_rank(MPI_COMM_WORLD, &options.local_rank, &options.local_size);
+  if (err == TC_SUCCESS)
+    err = tc_device_create(&options, &device);
+  if (err == TC_ERR_NO_DEVICE) {
+    printf("SKIP (no usable GPU): %s\n", tc_error_message());
+    code = SKIP_CODE;
+  } else if (err != TC_SUCCESS) {
+    printf("FAIL: %s (%s)\n", tc_error_message(), tc_error_origin());
+    code = 1;
+  } else {
+    printf("device: %s\n", tc_device_description(device));
+    for (int order = 1; err == TC_SUCCESS && order <= 2; ++order)
+      err = run_order(device, order);
+    if (err != TC_SUCCESS) {
+      printf("FAIL: %s (%s)\n", tc_error_message(), tc_error_origin());
+      code = 1;
+    } else {
+      printf("test_loop_cuda: %d case(s) passed, %d failed\n", passed_cases, failed_cases);
+      code = failed_cases == 0 && passed_cases > 0 ? 0 : 1;
+    }
+  }
+  tc_device_destroy(&device);
+  if (tc_parallel_finalize() != TC_SUCCESS && code == 0)
+    code = 1;
+  return code;
+}
