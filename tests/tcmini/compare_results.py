@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """compare_results.py: compares tcmini results files written at different
 rank counts. Usage: compare_results.py TOLERANCE REFERENCE.h5 OTHER.h5 ...
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_ranks.sh: runs tcmini on the same deck at several rank counts and checks
 # that every run passes its checks and that the assembled results agree.
+# TC_PYTHON names a Python with h5py and numpy (default python3).
 # Usage: run_ranks.sh WORKDIR TOLERANCE "RANKS" TCMINI MPIEXEC [MPI FLAGS...] -- [tcmini args...]
 set -euo pipefail
 workdir=$1 tolerance=$2 ranks=$3 tcmini=$4 mpiexec=$5
@@ -17,4 +18,4 @@ for n in $ranks; do
     output.report="run-$n.yaml"
   files+=("run-$n.h5")
 done
-/usr/bin/python3 "$script_dir/compare_results.py" "$tolerance" "${files[@]}"
+"${TC_PYTHON:-python3}" "$script_dir/compare_results.py" "$tolerance" "${files[@]}"
