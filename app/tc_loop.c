@@ -5,8 +5,11 @@
 #include <string.h>
 
 #include "tc_basis.h"
+#include "tc_fault.h"
 #include "tc_function_space.h"
 #include "tc_geometry.h"
+#include "tc_loop_cuda.h"
+#include "tc_parallel.h"
 #include "tc_physics.h"
 #include "tc_quadrature.h"
 
@@ -20,7 +23,7 @@ struct tc_loop {
   const tc_mesh_local *local;
   tc_device *device;
   const tc_contract_backend *backend;
-  bool staged; /* device memory is not host memory: build on host, then copy */
+  tc_loop_cuda *gpu; /* CUDA: geometry, inputs and assembly on the device (tc_loop_cuda) */
   tc_layout layout;
   tc_precision precision;
   int64_t num_fields, num_points, batch_cells, num_batches;
@@ -33,10 +36,10 @@ struct tc_loop {
   double *ref_values, *ref_gradients, *weights;
   /* per-batch geometry, host, double */
   double *node_coords, *jacobians, *inverses, *determinants, *measures, *gradients;
-  /* contraction inputs and outputs: host (staging) and device copies */
+  /* contraction inputs and outputs, in the device's memory */
   bool input_needed[TC_INPUT_COUNT];
-  void *input_host[TC_INPUT_COUNT], *input_device[TC_INPUT_COUNT];
-  void *output_host[TC_KERNEL_COUNT], *output_device[TC_KERNEL_COUNT];
+  void *input_device[TC_INPUT_COUNT];
+  void *output_device[TC_KERNEL_COUNT];
 };
 
 static int64_t output_count(tc_kernel kernel, int64_t cells, int64_t fields, int64_t points) {
@@ -51,10 +54,10 @@ static double bytes_per_cell(const tc_loop *loop) {
   double bytes = 8.0 * (double)(F * 3 + P * 20 + F * P * 3);
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     if (loop->input_needed[i])
-      bytes += element * (double)tc_physics_input_count(i, 1, F, P) * (loop->staged ? 2 : 1);
+      bytes += element * (double)tc_physics_input_count(i, 1, F, P);
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
     if (loop->config->kernels[k])
-      bytes += element * (double)output_count(k, 1, F, P) * (loop->staged ? 2 : 1);
+      bytes += element * (double)output_count(k, 1, F, P);
   return bytes;
 }
 
@@ -79,6 +82,7 @@ static tc_err allocate_results(tc_loop *loop) {
   const tc_config *config = loop->config;
   const int64_t nodes = loop->local->num_nodes, cells = loop->local->num_cells;
   tc_loop_results *r = &loop->results;
+  TC_CALL(tc_fault_check("alloc")); /* test-only: TCMINI_FAULT=alloc */
   TC_CALL(alloc_host(&r->cell_volume, cells));
   if (config->kernels[TC_FIELD_FIELD_SCALAR]) {
     TC_CALL(alloc_host(&r->mass, tc_assembly_graph(loop->assembly, 1)->num_entries));
@@ -112,42 +116,34 @@ static tc_err allocate_results(tc_loop *loop) {
   return TC_SUCCESS;
 }
 
-static tc_err allocate_batch(tc_loop *loop) {
+/* The batch arrays: the contraction inputs and outputs in the device's
+ * memory and, on CPUs, the host geometry (on GPUs it lives in tc_loop_cuda). */
+static tc_err allocate_batch(tc_loop *loop, bool on_gpu) {
   const int64_t C = loop->batch_cells, F = loop->num_fields, P = loop->num_points;
   const int64_t element = tc_precision_size(loop->precision);
-  TC_CALL(alloc_host(&loop->node_coords, C * F * 3));
-  TC_CALL(alloc_host(&loop->jacobians, C * P * 9));
-  TC_CALL(alloc_host(&loop->inverses, C * P * 9));
-  TC_CALL(alloc_host(&loop->determinants, C * P));
-  TC_CALL(alloc_host(&loop->measures, C * P));
-  TC_CALL(alloc_host(&loop->gradients, C * F * P * 3));
+  if (!on_gpu) {
+    TC_CALL(alloc_host(&loop->node_coords, C * F * 3));
+    TC_CALL(alloc_host(&loop->jacobians, C * P * 9));
+    TC_CALL(alloc_host(&loop->inverses, C * P * 9));
+    TC_CALL(alloc_host(&loop->determinants, C * P));
+    TC_CALL(alloc_host(&loop->measures, C * P));
+    TC_CALL(alloc_host(&loop->gradients, C * F * P * 3));
+  }
   for (int i = 0; i < TC_INPUT_COUNT; ++i) {
     if (!loop->input_needed[i])
       continue;
     size_t bytes = (size_t)(tc_physics_input_count(i, C, F, P) * element);
     TC_CALL(tc_device_alloc(loop->device, bytes, &loop->input_device[i]));
-    if (loop->staged) {
-      loop->input_host[i] = malloc(bytes);
-      TC_CHECK(loop->input_host[i], TC_ERR_MEMORY, "out of memory allocating %zu bytes", bytes);
-      first_touch(loop->input_host[i], bytes);
-    } else {
+    if (!on_gpu)
       first_touch(loop->input_device[i], bytes);
-      loop->input_host[i] = loop->input_device[i];
-    }
   }
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
     if (!loop->config->kernels[k])
       continue;
     size_t bytes = (size_t)(output_count(k, C, F, P) * element);
     TC_CALL(tc_device_alloc(loop->device, bytes, &loop->output_device[k]));
-    if (loop->staged) {
-      loop->output_host[k] = malloc(bytes);
-      TC_CHECK(loop->output_host[k], TC_ERR_MEMORY, "out of memory allocating %zu bytes", bytes);
-      first_touch(loop->output_host[k], bytes);
-    } else {
+    if (!on_gpu)
       first_touch(loop->output_device[k], bytes);
-      loop->output_host[k] = loop->output_device[k];
-    }
   }
   return TC_SUCCESS;
 }
@@ -179,7 +175,7 @@ static tc_err loop_setup(tc_loop *loop) {
   const tc_config *config = loop->config;
   loop->local = tc_mesh_local_part(loop->mesh);
   loop->backend = tc_device_contract_backend(loop->device);
-  loop->staged = tc_device_backend(loop->device) == TC_BACKEND_CUDA;
+  const bool on_gpu = tc_device_backend(loop->device) == TC_BACKEND_CUDA;
   loop->layout = tc_config_layout(config);
   loop->precision = config->precision;
   loop->num_fields = loop->local->nodes_per_cell;
@@ -197,7 +193,13 @@ static tc_err loop_setup(tc_loop *loop) {
   loop->num_batches = cells > 0 ? (cells + loop->batch_cells - 1) / loop->batch_cells : 0;
   TC_CALL(tc_assembly_create(loop->mesh, &loop->assembly));
   TC_CALL(allocate_results(loop));
-  TC_CALL(allocate_batch(loop));
+  TC_CALL(allocate_batch(loop, on_gpu));
+  if (on_gpu)
+    TC_CALL(tc_loop_cuda_create(loop->local, loop->batch_cells, loop->num_points,
+                                loop->ref_values, loop->ref_gradients, loop->weights,
+                                tc_physics_default_fields(), tc_assembly_graph(loop->assembly, 1),
+                                tc_assembly_graph(loop->assembly, 3), &loop->results,
+                                tc_device_stream(loop->device), &loop->gpu));
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
     if (!config->kernels[k])
       continue;
@@ -228,16 +230,11 @@ void tc_loop_destroy(tc_loop **loop) {
   tc_loop *l = *loop;
   if (!l)
     return;
-  for (int i = 0; i < TC_INPUT_COUNT; ++i) {
-    if (l->staged)
-      free(l->input_host[i]);
+  tc_loop_cuda_destroy(&l->gpu);
+  for (int i = 0; i < TC_INPUT_COUNT; ++i)
     tc_device_free(l->device, &l->input_device[i]);
-  }
-  for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
-    if (l->staged)
-      free(l->output_host[k]);
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
     tc_device_free(l->device, &l->output_device[k]);
-  }
   double *owned[] = {l->ref_values, l->ref_gradients, l->weights, l->node_coords,
                      l->jacobians, l->inverses, l->determinants, l->measures, l->gradients,
                      l->results.mass, l->results.stiffness, l->results.elasticity,
@@ -320,13 +317,29 @@ static tc_err batch_inputs(tc_loop *loop, int64_t cells) {
     if (!loop->input_needed[i])
       continue;
     TC_CALL(tc_physics_build_input(i, &batch, tc_physics_default_fields(), loop->layout,
-                                   loop->precision, loop->input_host[i]));
-    if (loop->staged)
-      TC_CALL(tc_device_copy_to_device(
-          loop->device, loop->input_device[i], loop->input_host[i],
-          (size_t)(tc_physics_input_count(i, cells, F, P) * tc_precision_size(loop->precision))));
+                                   loop->precision, loop->input_device[i]));
   }
   return TC_SUCCESS;
+}
+
+/* The GPU's batch_inputs: every input the selected kernels read, built on
+ * the device from the geometry tc_loop_cuda_geometry formed. */
+static tc_err gpu_inputs(tc_loop *loop, int64_t cells) {
+  for (int i = 0; i < TC_INPUT_COUNT; ++i)
+    if (loop->input_needed[i])
+      TC_CALL(tc_loop_cuda_build_input(loop->gpu, i, cells, loop->layout, loop->precision,
+                                       loop->input_device[i]));
+  return tc_device_synchronize(loop->device);
+}
+
+/* The GPU's batch_assemble: every selected kernel's output gathered on the
+ * device (the element-matrix copies included). */
+static tc_err gpu_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+    if (loop->config->kernels[k])
+      TC_CALL(tc_loop_cuda_assemble(loop->gpu, k, begin, cells, loop->layout, loop->precision,
+                                    loop->output_device[k]));
+  return tc_device_synchronize(loop->device);
 }
 
 static tc_err batch_contractions(tc_loop *loop, int64_t cells, tc_timers *timers) {
@@ -378,12 +391,7 @@ static tc_err batch_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
     if (!config->kernels[k])
       continue;
-    if (loop->staged)
-      TC_CALL(tc_device_copy_to_host(
-          loop->device, loop->output_host[k], loop->output_device[k],
-          (size_t)(output_count(k, cells, loop->num_fields, loop->num_points) *
-                   tc_precision_size(loop->precision))));
-    tc_element_block block = {.data = loop->output_host[k],
+    tc_element_block block = {.data = loop->output_device[k],
                               .layout = loop->layout,
                               .precision = loop->precision,
                               .batch_cells = cells,
@@ -430,24 +438,41 @@ static tc_err finish_step(tc_loop *loop, tc_timers *timers) {
   return TC_SUCCESS;
 }
 
-tc_err tc_loop_step(tc_loop *loop, tc_timers *timers) {
+/* The batches of one step: rank-local, not collective. */
+static tc_err step_batches(tc_loop *loop, tc_timers *timers) {
+  TC_CALL(tc_fault_check("step")); /* test-only: TCMINI_FAULT=step */
   zero_results(loop);
+  if (loop->gpu)
+    TC_CALL(tc_loop_cuda_zero(loop->gpu));
   for (int64_t b = 0; b < loop->num_batches; ++b) {
     const int64_t begin = b * loop->batch_cells;
     const int64_t cells = begin + loop->batch_cells <= loop->local->num_cells
                               ? loop->batch_cells
                               : loop->local->num_cells - begin;
     TC_CALL(tc_timer_start(timers, TC_PHASE_GEOMETRY));
-    TC_CALL(batch_geometry(loop, begin, cells));
+    TC_CALL(loop->gpu ? tc_loop_cuda_geometry(loop->gpu, begin, cells)
+                      : batch_geometry(loop, begin, cells));
     TC_CALL(tc_timer_stop(timers, TC_PHASE_GEOMETRY));
     TC_CALL(tc_timer_start(timers, TC_PHASE_BASIS));
-    TC_CALL(batch_inputs(loop, cells));
+    TC_CALL(loop->gpu ? gpu_inputs(loop, cells) : batch_inputs(loop, cells));
     TC_CALL(tc_timer_stop(timers, TC_PHASE_BASIS));
     TC_CALL(batch_contractions(loop, cells, timers));
     TC_CALL(tc_timer_start(timers, TC_PHASE_ASSEMBLE));
-    TC_CALL(batch_assemble(loop, begin, cells));
+    TC_CALL(loop->gpu ? gpu_assemble(loop, begin, cells) : batch_assemble(loop, begin, cells));
     TC_CALL(tc_timer_stop(timers, TC_PHASE_ASSEMBLE));
   }
+  if (loop->gpu) { /* the results the exchange, checks and output read */
+    TC_CALL(tc_timer_start(timers, TC_PHASE_ASSEMBLE));
+    TC_CALL(tc_loop_cuda_copy_results(loop->gpu, &loop->results));
+    TC_CALL(tc_timer_stop(timers, TC_PHASE_ASSEMBLE));
+  }
+  return TC_SUCCESS;
+}
+
+tc_err tc_loop_step(tc_loop *loop, tc_timers *timers) {
+  /* A failure on one rank (an inverted cell, a failed kernel) is agreed before
+   * the exchange, so that no rank waits there for a rank that has left. */
+  TC_CALL(tc_parallel_agree(tc_mesh_comm(loop->mesh), step_batches(loop, timers)));
   return finish_step(loop, timers);
 }
 

@@ -12,10 +12,12 @@
 #include "tc_config.h"
 #include "tc_device.h"
 #include "tc_loop.h"
+#include "tc_memory.h"
 #include "tc_mesh.h"
 #include "tc_parallel.h"
 #include "tc_physics.h"
 #include "tc_report.h"
+#include "tc_signals.h"
 #include "tc_timers.h"
 #ifdef TCMINI_HAVE_HDF5
 #include "tc_output.h"
@@ -191,6 +193,8 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
 
   int local_rank = 0, local_size = 1;
   err = tc_node_local_rank(comm, &local_rank, &local_size);
+  if (err == TC_SUCCESS) /* before anything large is allocated */
+    err = tc_memory_check(config, tc_size(comm), local_size);
   if (err == TC_SUCCESS) {
     tc_device_options options = {.backend = config->backend,
                                  .num_threads = (int)config->threads,
@@ -227,7 +231,10 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   for (int64_t step = 0; step < config->steps && err == TC_SUCCESS; ++step) {
     show_progress(step, config->steps, started, &shown);
     double start = tc_wall_seconds();
-    err = tc_parallel_agree(comm, tc_loop_step(loop, timers));
+    tc_err local = tc_loop_step(loop, timers);
+    if (local == TC_SUCCESS) /* SIGINT/SIGTERM stop the run between steps */
+      local = tc_signals_check();
+    err = tc_parallel_agree(comm, local);
     loop_seconds += tc_wall_seconds() - start;
   }
   show_progress(config->steps, config->steps, started, &shown);
@@ -248,6 +255,8 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   tc_phase_stats stats[TC_PHASE_COUNT];
   if (err == TC_SUCCESS)
     err = tc_timers_reduce(comm, timers, stats);
+  if (err == TC_SUCCESS) /* no results file after a signal */
+    err = tc_parallel_agree(comm, tc_signals_check());
 #ifdef TCMINI_HAVE_HDF5
   if (err == TC_SUCCESS && output) {
     tc_output_stats written;
@@ -330,6 +339,8 @@ int main(int argc, char **argv) {
         tc_config_print_deck(stdout, &config);
     } else if (err == TC_SUCCESS) {
       err = tc_timers_create(&timers);
+      if (err == TC_SUCCESS)
+        err = tc_signals_install();
       if (err == TC_SUCCESS)
         err = tc_report_create(MPI_COMM_WORLD, &report);
       err = tc_parallel_agree(MPI_COMM_WORLD, err);

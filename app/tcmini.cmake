@@ -4,7 +4,9 @@ add_library(tcmini_app STATIC
   ${CMAKE_CURRENT_LIST_DIR}/tc_assembly.c
   ${CMAKE_CURRENT_LIST_DIR}/tc_physics.c
   ${CMAKE_CURRENT_LIST_DIR}/tc_loop.c
-  ${CMAKE_CURRENT_LIST_DIR}/tc_checks.c)
+  ${CMAKE_CURRENT_LIST_DIR}/tc_checks.c
+  ${CMAKE_CURRENT_LIST_DIR}/tc_memory.c
+  ${CMAKE_CURRENT_LIST_DIR}/tc_signals.c)
 target_include_directories(tcmini_app PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(tcmini_app PUBLIC tc_base tc_contract tc_device tc_mesh tc_fem tc_deck
   PRIVATE tcmini_flags ${TCMINI_LIBM})
@@ -18,3 +20,4 @@ if(TCMINI_ENABLE_HDF5)
   target_link_libraries(tcmini PRIVATE tc_output)
   target_compile_definitions(tcmini PRIVATE TCMINI_HAVE_HDF5)
 endif()
+include(${CMAKE_CURRENT_LIST_DIR}/loop_cuda.cmake OPTIONAL)

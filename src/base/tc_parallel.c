@@ -2,7 +2,9 @@
  * agreement on failure, and job-wide abort. */
 #include "tc_parallel.h"
 
+#include <ctype.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,17 @@ tc_err tc_node_local_rank(MPI_Comm comm, int *local_rank, int *local_size) {
   return TC_SUCCESS;
 }
 
+/* True when message starts with "rank N: ": an error agreed on before (a
+ * nested agreement), which must keep naming the rank that failed. */
+static bool names_a_rank(const char *message) {
+  if (strncmp(message, "rank ", 5) != 0 || !isdigit((unsigned char)message[5]))
+    return false;
+  const char *rest = message + 5;
+  while (isdigit((unsigned char)*rest))
+    rest++;
+  return rest[0] == ':' && rest[1] == ' ';
+}
+
 tc_err tc_parallel_agree(MPI_Comm comm, tc_err local) {
   int size = tc_size(comm);
   int first_failed = local != TC_SUCCESS ? tc_rank(comm) : size;
@@ -59,7 +72,7 @@ tc_err tc_parallel_agree(MPI_Comm comm, tc_err local) {
   memset(&report, 0, sizeof report);
   if (tc_rank(comm) == first_failed) {
     report.code = (int)local;
-    if (size > 1)
+    if (size > 1 && !names_a_rank(tc_error_message()))
       snprintf(report.message, sizeof report.message, "rank %d: %s", first_failed,
                tc_error_message());
     else

@@ -41,7 +41,8 @@ tc_err tc_node_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
 
 /// Agrees on failure: every rank passes its own status and all return the
 /// same one. If any rank failed, the error of the lowest failing rank (code,
-/// message prefixed with "rank N: " when the job has several ranks) becomes
+/// message prefixed with "rank N: " when the job has several ranks, unless
+/// it names a rank already, from an earlier agreement) becomes
 /// every rank's recorded error and is returned. Collective on comm.
 tc_err tc_parallel_agree(MPI_Comm comm, tc_err local);
 
