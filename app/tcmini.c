@@ -344,6 +344,8 @@ int main(int argc, char **argv) {
       if (err == TC_SUCCESS)
         err = tc_report_create(MPI_COMM_WORLD, &report);
       err = tc_parallel_agree(MPI_COMM_WORLD, err);
+      if (err == TC_SUCCESS) /* before any work, so a bad report path costs nothing */
+        err = tc_report_check_path(report, config.report, config.overwrite);
       if (err == TC_SUCCESS)
         err = tc_timer_start(timers, TC_PHASE_TOTAL);
       if (err == TC_SUCCESS)

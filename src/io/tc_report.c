@@ -432,6 +432,27 @@ static tc_err write_file(const tc_report *report, const char *path) {
   return TC_SUCCESS;
 }
 
+/// Rank 0's part of tc_report_check_path.
+static tc_err check_path(const char *path, bool overwrite) {
+  TC_CHECK(overwrite || access(path, F_OK) != 0, TC_ERR_IO,
+           "report file '%s' exists; set output.overwrite = true or choose another output.report",
+           path);
+  char probe[TC_CONFIG_STRING_MAX + 32];
+  snprintf(probe, sizeof probe, "%s.tmp.%ld", path, (long)getpid());
+  FILE *out = fopen(probe, "w");
+  TC_CHECK(out, TC_ERR_IO, "cannot write report '%s': %s", path, strerror(errno));
+  fclose(out);
+  remove(probe);
+  return TC_SUCCESS;
+}
+
+tc_err tc_report_check_path(const tc_report *report, const char *path, bool overwrite) {
+  tc_err err = TC_SUCCESS;
+  if (report->rank == 0 && strcmp(path, "none") != 0)
+    err = check_path(path, overwrite);
+  return tc_parallel_agree(report->comm, err);
+}
+
 tc_err tc_report_write(const tc_report *report, const char *path) {
   tc_err err = TC_SUCCESS;
   if (report->rank == 0 && strcmp(path, "none") != 0)

@@ -63,6 +63,12 @@ tc_err tc_report_add_check(tc_report *report, const char *name, double value,
 /// TC_ERR_VERIFY with a message naming the failed checks. Not collective.
 tc_err tc_report_verdict(const tc_report *report);
 
+/// Checks, before the run, that the report can be written to path: its
+/// directory takes a new file, and no file is there unless overwrite is true
+/// ("none" always passes). Every rank returns the same result. Collective on
+/// the report's communicator.
+tc_err tc_report_check_path(const tc_report *report, const char *path, bool overwrite);
+
 /// Rank 0 writes the YAML report to path (through a temporary file renamed
 /// into place; "none" writes nothing); every rank returns the same result.
 /// Collective on the report's communicator.
