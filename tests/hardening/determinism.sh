@@ -15,5 +15,5 @@ for n in $ranks; do
     "$mpiexec" -n "$n" "${mpi_flags[@]}" "$tcmini" "$@" output.path="run-$n-$run.h5" \
       output.report=none > "run-$n-$run.txt"
   done
-  /usr/bin/python3 "$script_dir/h5_identical.py" "run-$n-a.h5" "run-$n-b.h5"
+  "${TC_PYTHON:-python3}" "$script_dir/h5_identical.py" "run-$n-a.h5" "run-$n-b.h5"
 done

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """h5_identical.py: requires two tcmini results files to hold bitwise-identical
 datasets under /cells, /nodes and /mesh (same names, shapes, types and bytes;
 no tolerance). Usage: h5_identical.py A.h5 B.h5. Exits 1 naming each
