@@ -2,6 +2,7 @@
  * gather-assemble of element matrices and vectors (see tc_assembly.h). */
 #include "tc_assembly.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,8 +157,11 @@ static int64_t find_column(const int64_t *columns, int64_t begin, int64_t end, i
   return begin;
 }
 
-tc_err tc_assembly_add_matrices(const tc_assembly *assembly, int components,
-                                const tc_element_block *block, double *values) {
+/* The gather shared by matrices and vectors: every node's rows take the
+ * contributions of the batch's cells around the node, in ascending cell
+ * order, one thread per node. */
+static tc_err gather(const tc_assembly *assembly, int components, const tc_element_block *block,
+                     bool matrix, double *values) {
   const tc_mesh_local *mesh = assembly->mesh;
   const tc_csr *csr = tc_assembly_graph(assembly, components);
   const int nodes_per_cell = mesh->nodes_per_cell;
@@ -169,20 +173,25 @@ tc_err tc_assembly_add_matrices(const tc_assembly *assembly, int components,
 #pragma omp parallel for schedule(dynamic, 256)
   for (int64_t node = 0; node < mesh->num_nodes; ++node) {
     for (int64_t e = mesh->node_cell_offsets[node]; e < mesh->node_cell_offsets[node + 1]; ++e) {
-      int64_t cell = mesh->node_cells[e];
+      const int64_t cell = mesh->node_cells[e];
       if (cell < block->cell_begin || cell >= cell_end)
         continue;
-      int slot = mesh->node_cell_slots[e];
+      const int64_t in_batch = cell - block->cell_begin;
+      const int slot = mesh->node_cell_slots[e];
       const int64_t *cell_nodes = mesh->cell_nodes + cell * nodes_per_cell;
       for (int i = 0; i < components; ++i) {
-        int64_t row = node * components + i;
-        int64_t begin = csr->row_offsets[row], end = csr->row_offsets[row + 1];
+        const int64_t row = node * components + i, element_row = slot * components + i;
+        if (!matrix) {
+          values[row] += tc_element_block_get(block, size, 1, in_batch, element_row, 0);
+          continue;
+        }
+        const int64_t begin = csr->row_offsets[row], end = csr->row_offsets[row + 1];
         for (int b = 0; b < nodes_per_cell; ++b)
           for (int j = 0; j < components; ++j) {
-            int64_t column = cell_nodes[b] * components + j;
-            double value = tc_element_block_get(block, size, size, cell - block->cell_begin,
-                                                slot * components + i, b * components + j);
-            values[find_column(csr->columns, begin, end, column)] += value;
+            double value = tc_element_block_get(block, size, size, in_batch, element_row,
+                                                b * components + j);
+            values[find_column(csr->columns, begin, end, cell_nodes[b] * components + j)] +=
+                value;
           }
       }
     }
@@ -190,27 +199,14 @@ tc_err tc_assembly_add_matrices(const tc_assembly *assembly, int components,
   return TC_SUCCESS;
 }
 
+tc_err tc_assembly_add_matrices(const tc_assembly *assembly, int components,
+                                const tc_element_block *block, double *values) {
+  return gather(assembly, components, block, true, values);
+}
+
 tc_err tc_assembly_add_vectors(const tc_assembly *assembly, int components,
                                const tc_element_block *block, double *node_values) {
-  const tc_mesh_local *mesh = assembly->mesh;
-  const int64_t size = (int64_t)mesh->nodes_per_cell * components;
-  const int64_t cell_end = block->cell_begin + block->batch_cells;
-  TC_CHECK(block->cell_begin >= 0 && cell_end <= mesh->num_cells, TC_ERR_ARGUMENT,
-           "element batch [%lld, %lld) is outside the %lld local cells",
-           (long long)block->cell_begin, (long long)cell_end, (long long)mesh->num_cells);
-#pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t node = 0; node < mesh->num_nodes; ++node) {
-    for (int64_t e = mesh->node_cell_offsets[node]; e < mesh->node_cell_offsets[node + 1]; ++e) {
-      int64_t cell = mesh->node_cells[e];
-      if (cell < block->cell_begin || cell >= cell_end)
-        continue;
-      int slot = mesh->node_cell_slots[e];
-      for (int i = 0; i < components; ++i)
-        node_values[node * components + i] += tc_element_block_get(
-            block, size, 1, cell - block->cell_begin, slot * components + i, 0);
-    }
-  }
-  return TC_SUCCESS;
+  return gather(assembly, components, block, false, node_values);
 }
 
 void tc_assembly_multiply(const tc_assembly *assembly, int components, const double *values,
