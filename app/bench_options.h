@@ -1,0 +1,77 @@
+/* bench_options: tcmini-bench's command line (one option table generates the
+ * parsing, the defaults and --help) and the shape presets. */
+#ifndef BENCH_OPTIONS_H
+#define BENCH_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tc_contract.h"
+#include "tc_error.h"
+
+#define BENCH_MAX_THREAD_COUNTS 8
+
+/// Named shapes: L, R (F = L for DataField), P; the cell count comes from
+/// --memory unless the preset fixes it (small) or --cells is given.
+typedef enum {
+  BENCH_PRESET_SMALL,
+  BENCH_PRESET_P8,
+  BENCH_PRESET_P27,
+  BENCH_PRESET_P64,
+  BENCH_PRESET_P125,
+  BENCH_PRESET_COUNT
+} bench_preset;
+
+/// "small", "p8", ... ; the explicit shape of --left/--right/--points is "custom".
+const char *bench_preset_name(int preset);
+
+/// Everything tcmini-bench was asked to do. Text fields point into argv or at
+/// the option table's defaults.
+typedef struct {
+  /* Values exactly as the option table stores them. */
+  const char *kernel_text, *backend_text, *variant_text, *layout_text, *precision_text;
+  const char *preset_text, *threads_text, *data_points_text;
+  const char *csv_path, *replay_path, *replay_output_path;
+  int64_t cells, left_fields, right_fields, points, dim1, dim2, memory_mb, reps, warmup;
+  int64_t row_time_limit; ///< seconds; 0: no limit
+  bool sum_into, help;
+  uint64_t given; ///< bit i: option i of the table was on the command line
+
+  /* The lists above, parsed. */
+  int num_kernels;
+  tc_kernel kernels[TC_KERNEL_COUNT];
+  bool kernel_named; ///< --kernel was given (replay then ignores the file's attribute)
+  int num_backends;
+  tc_backend_kind backends[TC_BACKEND_COUNT];
+  bool all_variants; ///< --variant all: every variant each backend supports on the shape
+  int num_variants;
+  tc_variant variants[TC_VARIANT_COUNT];
+  int num_layouts;
+  tc_layout layouts[TC_LAYOUT_COUNT];
+  int num_precisions;
+  tc_precision precisions[TC_PRECISION_COUNT];
+  int num_presets; ///< 0 with an explicit shape (--left ...)
+  bench_preset presets[BENCH_PRESET_COUNT];
+  int num_thread_counts; ///< OpenMP thread counts; 0 means the runtime's default
+  int thread_counts[BENCH_MAX_THREAD_COUNTS];
+  bool one_data_point; ///< --data-points 1
+} bench_options;
+
+/// Parses argv into *options (defaults first, from the option table).
+/// TC_ERR_INPUT with a one-line message naming the option on a bad command line.
+tc_err bench_options_parse(int argc, char **argv, bench_options *options);
+
+/// Writes --help: usage, every option with its default, the presets.
+void bench_options_print_help(FILE *stream);
+
+/// The shapes to run for one kernel and precision: one per preset, or the
+/// explicit shape. *count gets how many were written (at most
+/// BENCH_PRESET_COUNT); preset_of[i] names each (-1 for an explicit shape).
+/// Cell counts come from --cells, a preset's fixed count, or --memory
+/// (inputs + output about that many MB). Layout RIGHT, sum_into from options.
+tc_err bench_options_shapes(const bench_options *options, tc_kernel kernel, tc_precision precision,
+                            tc_contraction shapes[BENCH_PRESET_COUNT],
+                            int preset_of[BENCH_PRESET_COUNT], int *count);
+
+#endif

@@ -1,0 +1,188 @@
+/* bench_roofline: STREAM-style bandwidth, FMA peak and the machine's name,
+ * measured by tcmini-bench itself. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench_roofline.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Vector width of the FMA loop: one full register of the widest ISA built for. */
+#if defined(__AVX512F__)
+#define BENCH_VECTOR_BYTES 64
+#elif defined(__AVX__)
+#define BENCH_VECTOR_BYTES 32
+#else
+#define BENCH_VECTOR_BYTES 16
+#endif
+/* Independent chains per thread: >= FMA latency x FMA pipes (4 x 2 on recent
+ * x86), and few enough to stay in registers. */
+#define BENCH_FMA_ACCUMULATORS 12
+
+#define BENCH_REAL double
+#define BENCH_FMA_LOOP fma_loop_double
+#include "bench_fma_loop.h"
+#undef BENCH_REAL
+#undef BENCH_FMA_LOOP
+
+#define BENCH_REAL float
+#define BENCH_FMA_LOOP fma_loop_float
+#include "bench_fma_loop.h"
+#undef BENCH_REAL
+#undef BENCH_FMA_LOOP
+
+enum { STREAM_PASSES = 8, FMA_RUNS = 3 };
+static const int64_t fma_iterations = 20 * 1000 * 1000;
+
+static double now_seconds(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* Keeps results alive so that the compiler cannot drop the measured loops. */
+static volatile double sink;
+
+static void stream_bandwidth(int threads, size_t array_bytes, double *a, double *b, double *c,
+                             bench_roofline *roofline) {
+  (void)threads; /* read by the OpenMP clauses only */
+  int64_t count = (int64_t)(array_bytes / sizeof(double));
+  /* First touch by the threads that use the data (page placement on NUMA). */
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t i = 0; i < count; ++i) {
+    a[i] = 1.0;
+    b[i] = 2.0;
+    c[i] = 0.0;
+  }
+  double best_copy = 1e30, best_triad = 1e30;
+  const double scalar = 3.0;
+  for (int pass = 0; pass <= STREAM_PASSES; ++pass) {
+    double start = now_seconds();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < count; ++i)
+      c[i] = a[i];
+    double middle = now_seconds();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < count; ++i)
+      a[i] = b[i] + scalar * c[i];
+    double end = now_seconds();
+    if (pass > 0) { /* pass 0 warms up */
+      best_copy = middle - start < best_copy ? middle - start : best_copy;
+      best_triad = end - middle < best_triad ? end - middle : best_triad;
+    }
+  }
+  sink = a[count / 2] + c[count / 3];
+  roofline->copy_bytes_per_second = 2.0 * (double)count * sizeof(double) / best_copy;
+  roofline->triad_bytes_per_second = 3.0 * (double)count * sizeof(double) / best_triad;
+}
+
+static void fma_peak(int threads, bench_roofline *roofline) {
+  for (int p = 0; p < TC_PRECISION_COUNT; ++p) {
+    size_t lanes = BENCH_VECTOR_BYTES / (size_t)tc_precision_size((tc_precision)p);
+    double flops = 2.0 * (double)fma_iterations * BENCH_FMA_ACCUMULATORS * (double)lanes * threads;
+    double best = 1e30;
+    for (int run = 0; run < FMA_RUNS; ++run) {
+      double total = 0.0;
+      double start = now_seconds();
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+      {
+        if (p == TC_DOUBLE)
+          total += fma_loop_double(fma_iterations, 1e-3);
+        else
+          total += fma_loop_float(fma_iterations, 1e-3f);
+      }
+      double seconds = now_seconds() - start;
+      sink = total;
+      best = seconds < best ? seconds : best;
+    }
+    roofline->fma_flops_per_second[p] = flops / best;
+  }
+}
+
+tc_err bench_roofline_measure(int threads, size_t array_bytes, bench_roofline *roofline) {
+#ifndef _OPENMP
+  threads = 1;
+#endif
+  TC_CHECK(threads >= 1, TC_ERR_ARGUMENT, "roofline needs >= 1 thread, got %d", threads);
+  memset(roofline, 0, sizeof *roofline);
+  roofline->threads = threads;
+  double *a = malloc(array_bytes), *b = malloc(array_bytes), *c = malloc(array_bytes);
+  if (a == NULL || b == NULL || c == NULL) {
+    free(a);
+    free(b);
+    free(c);
+    TC_FAIL(TC_ERR_MEMORY, "out of memory allocating 3 x %zu bytes for the STREAM arrays",
+            array_bytes);
+  }
+  stream_bandwidth(threads, array_bytes, a, b, c, roofline);
+  free(a);
+  free(b);
+  free(c);
+  fma_peak(threads, roofline);
+  return TC_SUCCESS;
+}
+
+double bench_roofline_bound(const bench_roofline *roofline, tc_precision precision,
+                            double intensity, bool *memory_bound) {
+  double memory = intensity * roofline->copy_bytes_per_second;
+  double compute = roofline->fma_flops_per_second[precision];
+  *memory_bound = memory < compute;
+  return *memory_bound ? memory : compute;
+}
+
+void bench_machine_cpu_model(char *text, size_t capacity) {
+  snprintf(text, capacity, "unknown CPU");
+  FILE *info = fopen("/proc/cpuinfo", "r");
+  if (info == NULL)
+    return;
+  char line[512];
+  while (fgets(line, sizeof line, info) != NULL) {
+    if (strncmp(line, "model name", 10) != 0)
+      continue;
+    const char *value = strchr(line, ':');
+    if (value != NULL) {
+      value += strspn(value + 1, " \t") + 1;
+      snprintf(text, capacity, "%.*s", (int)strcspn(value, "\n"), value);
+    }
+    break;
+  }
+  fclose(info);
+}
+
+size_t bench_machine_last_level_cache(void) {
+  size_t largest = 0;
+  for (int index = 0; index < 8; ++index) {
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    FILE *file = fopen(path, "r");
+    if (file == NULL)
+      break;
+    unsigned long long size = 0;
+    char unit = '\0';
+    if (fscanf(file, "%llu%c", &size, &unit) >= 1) {
+      size *= unit == 'K' ? 1024ull : unit == 'M' ? 1024ull * 1024 : 1ull;
+      largest = size > largest ? (size_t)size : largest;
+    }
+    fclose(file);
+  }
+  return largest > 0 ? largest : (size_t)32 << 20;
+}
+
+int bench_machine_processors(void) {
+  long count = sysconf(_SC_NPROCESSORS_ONLN);
+  return count > 0 ? (int)count : 1;
+}
+
+int bench_machine_default_threads(void) {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}

@@ -1,0 +1,43 @@
+/* bench_roofline: the machine facts tcmini-bench measures itself and reports
+ * first: CPU model, cache size, STREAM-style copy and triad bandwidth and the
+ * FMA peak, on a given number of threads. */
+#ifndef BENCH_ROOFLINE_H
+#define BENCH_ROOFLINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tc_contract.h"
+#include "tc_error.h"
+
+/// Measured ceilings for one thread count.
+typedef struct {
+  int threads;
+  double copy_bytes_per_second;  ///< c[i] = a[i]: 16 bytes per element (STREAM's count)
+  double triad_bytes_per_second; ///< a[i] = b[i] + s*c[i]: 24 bytes per element
+  double fma_flops_per_second[TC_PRECISION_COUNT]; ///< 2 flops per fused multiply-add
+} bench_roofline;
+
+/// Measures the ceilings on `threads` threads (OpenMP; 1 without it):
+/// copy and triad over three arrays of array_bytes each (choose >> the
+/// last-level cache), first touched by the threads that use them, best of
+/// several passes; FMA peak from an in-register loop of independent vector
+/// accumulators on every thread, best of several runs.
+tc_err bench_roofline_measure(int threads, size_t array_bytes, bench_roofline *roofline);
+
+/// The roofline bound in flop/s of a kernel with the given arithmetic
+/// intensity (flops per byte of compulsory traffic): min(FMA peak, AI * copy
+/// bandwidth). *memory_bound tells which term is the smaller.
+double bench_roofline_bound(const bench_roofline *roofline, tc_precision precision,
+                            double intensity, bool *memory_bound);
+
+/// "AMD EPYC 9B14" (model name from /proc/cpuinfo), or "unknown CPU".
+void bench_machine_cpu_model(char *text, size_t capacity);
+/// Bytes of the last-level cache (sysfs), 32 MiB if it cannot be read.
+size_t bench_machine_last_level_cache(void);
+/// Processors online.
+int bench_machine_processors(void);
+/// Threads an OpenMP region gets by default (1 without OpenMP).
+int bench_machine_default_threads(void);
+
+#endif

@@ -1,0 +1,540 @@
+/* tcmini-bench: the kernel benchmark. Times the nine contractions on the
+ * chosen backends, variants, layouts and precisions with the seeds' method
+ * (random inputs, warm-up, repetitions each after a cache flush, median),
+ * verifies every row against the serial reference, and compares with the
+ * roofline it measures itself. Replays a contraction stored in HDF5. Runs on
+ * one rank: under mpirun the other ranks wait. Exit code: 0 when every row
+ * is verified, 1 on a failed row or an error, 2 on a bad command line. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_case.h"
+#include "bench_flush.h"
+#include "bench_options.h"
+#include "bench_report.h"
+#include "bench_roofline.h"
+#include "tc_contract.h"
+#include "tc_device.h"
+#include "tc_parallel.h"
+#ifdef TC_HAVE_HDF5
+#include "tc_replay.h"
+#endif
+
+enum { EXIT_VERIFY_FAILED = 1, EXIT_BAD_OPTIONS = 2 };
+enum { MAX_CONFIGS = TC_BACKEND_COUNT * BENCH_MAX_THREAD_COUNTS };
+
+/* One backend at one thread count. */
+typedef struct {
+  tc_backend_kind backend;
+  int threads;                    /* OpenMP threads; 1 serial; 0 CUDA */
+  const bench_roofline *roofline; /* NULL where none was measured (CUDA) */
+} backend_config;
+
+/* The state of one benchmark run. */
+typedef struct {
+  const bench_options *options;
+  backend_config configs[MAX_CONFIGS];
+  int num_configs;
+  bench_roofline rooflines[BENCH_MAX_THREAD_COUNTS + 1];
+  int num_rooflines;
+  size_t flush_bytes;
+  bench_flush *host_flush; /* shared by the CPU backends */
+  FILE *csv;
+  int rows, failures, skipped;
+} bench_run;
+
+/* The first row's result of a case, logical row-major (for --replay-output). */
+typedef struct {
+  void *output;
+  bool captured;
+} row_capture;
+
+/* ---- set-up -------------------------------------------------------------- */
+
+static const bench_roofline *find_roofline(const bench_run *run, int threads) {
+  for (int i = 0; i < run->num_rooflines; ++i)
+    if (run->rooflines[i].threads == threads)
+      return &run->rooflines[i];
+  return NULL;
+}
+
+/* STREAM arrays of 4x the last-level cache: far from any cache. */
+static size_t stream_array_bytes(void) { return 4 * bench_machine_last_level_cache(); }
+
+/* Backends x thread counts, serial first so that every other row has its
+ * serial time to compare with; one roofline per CPU thread count. */
+static tc_err plan_configs(bench_run *run) {
+  const bench_options *o = run->options;
+  int thread_counts[BENCH_MAX_THREAD_COUNTS];
+  for (int t = 0; t < o->num_thread_counts; ++t)
+    thread_counts[t] = o->thread_counts[t] > 0 ? o->thread_counts[t] : bench_machine_default_threads();
+  for (int pass = 0; pass < 2; ++pass)
+    for (int b = 0; b < o->num_backends; ++b) {
+      tc_backend_kind backend = o->backends[b];
+      if ((backend == TC_BACKEND_SERIAL) != (pass == 0))
+        continue;
+      TC_CHECK(tc_device_backend_available(backend), TC_ERR_UNSUPPORTED,
+               "backend %s is not compiled into this build", tc_backend_name(backend));
+      int counts = backend == TC_BACKEND_OPENMP ? o->num_thread_counts : 1;
+      for (int t = 0; t < counts; ++t) {
+        int threads = backend == TC_BACKEND_OPENMP ? thread_counts[t]
+                      : backend == TC_BACKEND_SERIAL ? 1 : 0;
+        bool seen = false;
+        for (int c = 0; c < run->num_configs; ++c)
+          seen = seen || (run->configs[c].backend == backend && run->configs[c].threads == threads);
+        if (!seen)
+          run->configs[run->num_configs++] = (backend_config){backend, threads, NULL};
+      }
+    }
+  for (int c = 0; c < run->num_configs; ++c) {
+    int threads = run->configs[c].threads;
+    if (threads == 0 || find_roofline(run, threads) != NULL)
+      continue;
+    TC_CALL(bench_roofline_measure(threads, stream_array_bytes(), &run->rooflines[run->num_rooflines]));
+    run->num_rooflines++;
+  }
+  for (int c = 0; c < run->num_configs; ++c)
+    if (run->configs[c].threads > 0)
+      run->configs[c].roofline = find_roofline(run, run->configs[c].threads);
+  return TC_SUCCESS;
+}
+
+static void print_machine(const bench_run *run) {
+  const bench_options *o = run->options;
+  char model[256];
+  bench_machine_cpu_model(model, sizeof model);
+  printf("tcmini-bench %s (git %s), %s\n", TCMINI_VERSION, TCMINI_GIT_REVISION, __VERSION__);
+  printf("machine: %s, %d processors, last-level cache %.0f MiB\n", model,
+         bench_machine_processors(), (double)bench_machine_last_level_cache() / (1 << 20));
+  printf("method: %lld warm-up + %lld timed runs per row, each after a %.0f MiB cache flush;\n"
+         "        inputs random in +-[0.5,1.5); every row checked against the serial reference\n",
+         (long long)o->warmup, (long long)o->reps, (double)run->flush_bytes / (1 << 20));
+  if (o->row_time_limit > 0)
+    printf("        warm-up and timed runs of a row stop after %lld s each (see column reps)\n",
+           (long long)o->row_time_limit);
+  printf("roofline (measured here; STREAM arrays 3 x %.0f MiB, best of passes):\n",
+         (double)stream_array_bytes() / (1 << 20));
+  printf("  threads  copy GB/s  triad GB/s  FMA double GFLOP/s  FMA float GFLOP/s\n");
+  for (int i = 0; i < run->num_rooflines; ++i) {
+    const bench_roofline *r = &run->rooflines[i];
+    printf("  %7d  %9.1f  %10.1f  %18.1f  %17.1f\n", r->threads, 1e-9 * r->copy_bytes_per_second,
+           1e-9 * r->triad_bytes_per_second, 1e-9 * r->fma_flops_per_second[TC_DOUBLE],
+           1e-9 * r->fma_flops_per_second[TC_FLOAT]);
+  }
+  printf("\n");
+}
+
+/* ---- timing one row -------------------------------------------------------- */
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Device buffers of one case on one device. */
+typedef struct {
+  void *left, *right, *output, *initial_output;
+  size_t left_bytes, right_bytes, output_bytes;
+} device_arrays;
+
+typedef struct {
+  tc_device *device;
+  bench_flush *flush;        /* the run's host flush, or this device's own */
+  bench_flush *device_flush; /* owned: CUDA only */
+  tc_device_timer *timer;
+  device_arrays arrays;
+} bench_device;
+
+/* One run after a cache flush; only the contraction is timed. With sum_into
+ * the output is first reset (untimed), so that every run computes the same
+ * result. */
+static tc_err run_once(bench_device *d, const tc_contraction *shape, tc_variant variant,
+                       double *seconds) {
+  const tc_contract_backend *backend = tc_device_contract_backend(d->device);
+  device_arrays *a = &d->arrays;
+  if (shape->sum_into)
+    TC_CALL(tc_device_copy_on_device(d->device, a->output, a->initial_output, a->output_bytes));
+  TC_CALL(bench_flush_run(d->flush));
+  TC_CALL(tc_device_synchronize(d->device));
+  TC_CALL(tc_device_timer_start(d->timer));
+  TC_CALL(tc_contract(backend, shape, variant, a->left, a->right, a->output,
+                      tc_device_stream(d->device)));
+  TC_CALL(tc_device_timer_stop(d->timer));
+  return tc_device_timer_seconds(d->timer, seconds);
+}
+
+/* Warm-up, then up to reps timed runs into seconds[]; *timed gets how many
+ * ran. A time limit (> 0) ends the warm-up, and the timed runs, once each
+ * has used that many seconds (at least one timed run is always made). */
+static tc_err time_variant(bench_device *d, const tc_contraction *shape, tc_variant variant,
+                           int warmup, int reps, double time_limit, double *seconds, int *timed) {
+  double spent = 0.0, elapsed = 0.0;
+  for (int run = 0; run < warmup && !(time_limit > 0.0 && spent > time_limit); ++run) {
+    TC_CALL(run_once(d, shape, variant, &elapsed));
+    spent += elapsed;
+  }
+  spent = 0.0;
+  *timed = 0;
+  while (*timed < reps && !(time_limit > 0.0 && spent > time_limit)) {
+    TC_CALL(run_once(d, shape, variant, &seconds[*timed]));
+    spent += seconds[(*timed)++];
+  }
+  return TC_SUCCESS;
+}
+
+/* Host copies of a case's arrays in one physical layout. */
+typedef struct {
+  tc_contraction shape;
+  void *left, *right, *initial_output, *reference;
+  void *scratch; /* an output-sized host buffer */
+} layout_arrays;
+
+static void fill_nan(tc_precision precision, int64_t count, void *data) {
+  for (int64_t i = 0; i < count; ++i) {
+    if (precision == TC_DOUBLE)
+      ((double *)data)[i] = NAN;
+    else
+      ((float *)data)[i] = NAN;
+  }
+}
+
+/* Times and verifies one variant on one device, and reports the row. */
+static tc_err run_row(bench_run *run, const backend_config *config, bench_device *d,
+                      const layout_arrays *host, const char *preset, tc_variant variant,
+                      double *serial_median, row_capture *capture) {
+  const bench_options *o = run->options;
+  const tc_contraction *shape = &host->shape;
+  bench_row row;
+  memset(&row, 0, sizeof row);
+  row.shape = *shape;
+  row.preset = preset;
+  row.backend = config->backend;
+  row.threads = tc_device_num_threads(d->device);
+  TC_CALL(tc_contract_resolve(tc_device_contract_backend(d->device), shape, variant, &row.variant));
+
+  int64_t output_count = tc_contraction_output_count(shape);
+  if (!shape->sum_into) { /* an entry the kernel never writes stays NaN and fails */
+    fill_nan(shape->precision, output_count, host->scratch);
+    TC_CALL(tc_device_copy_to_device(d->device, d->arrays.output, host->scratch,
+                                     d->arrays.output_bytes));
+  }
+  double *seconds;
+  TC_CALLOC(seconds, o->reps);
+  tc_err err = time_variant(d, shape, row.variant, (int)o->warmup, (int)o->reps,
+                            (double)o->row_time_limit, seconds, &row.reps);
+  if (err == TC_SUCCESS) {
+    qsort(seconds, (size_t)row.reps, sizeof *seconds, compare_doubles);
+    int middle = row.reps / 2;
+    row.median_seconds = row.reps % 2 ? seconds[middle] : 0.5 * (seconds[middle - 1] + seconds[middle]);
+    row.min_seconds = seconds[0];
+    row.max_seconds = seconds[row.reps - 1];
+  }
+  free(seconds);
+  TC_CALL(err);
+  TC_CALL(tc_device_copy_to_host(d->device, host->scratch, d->arrays.output, d->arrays.output_bytes));
+
+  row.relative_error = bench_relative_error(shape->precision, output_count, host->scratch,
+                                            host->reference);
+  row.tolerance = bench_tolerance(shape);
+  row.verified = row.relative_error <= row.tolerance; /* false for NaN */
+  double flops = tc_contraction_flops(shape);
+  row.gflops = 1e-9 * flops / row.median_seconds;
+  row.gbytes = 1e-9 * tc_contraction_bytes(shape) / row.median_seconds;
+  if (config->roofline != NULL) {
+    double intensity = flops / tc_contraction_bytes(shape);
+    double bound = bench_roofline_bound(config->roofline, shape->precision, intensity,
+                                        &row.memory_bound);
+    row.has_roofline = true;
+    row.roofline_percent = 100.0 * flops / row.median_seconds / bound;
+  }
+  if (config->backend == TC_BACKEND_SERIAL && !(*serial_median > 0.0))
+    *serial_median = row.median_seconds;
+  if (*serial_median > 0.0) {
+    row.has_speedup = true;
+    row.speedup = *serial_median / row.median_seconds;
+  }
+  if (capture != NULL && !capture->captured) {
+    bench_relayout(shape, BENCH_ARRAY_OUTPUT, host->scratch, capture->output, false);
+    capture->captured = true;
+  }
+
+  bench_report_table_row(stdout, &row);
+  if (run->csv != NULL)
+    bench_report_csv_row(run->csv, &row);
+  run->rows++;
+  if (!row.verified)
+    run->failures++;
+  return TC_SUCCESS;
+}
+
+/* ---- one case on one device ---------------------------------------------- */
+
+static void close_device(bench_device *d) {
+  if (d->device != NULL) {
+    tc_device_free(d->device, &d->arrays.left);
+    tc_device_free(d->device, &d->arrays.right);
+    tc_device_free(d->device, &d->arrays.output);
+    tc_device_free(d->device, &d->arrays.initial_output);
+  }
+  tc_device_timer_destroy(&d->timer);
+  bench_flush_destroy(&d->device_flush);
+  tc_device_destroy(&d->device);
+}
+
+static tc_err open_device(const bench_run *run, const backend_config *config,
+                          const layout_arrays *host, bench_device *d) {
+  tc_device_options device_options = {.backend = config->backend,
+                                      .num_threads = config->threads,
+                                      .local_rank = 0,
+                                      .local_size = 1,
+                                      .allow_gpu_sharing = true};
+  TC_CALL(tc_device_create(&device_options, &d->device));
+  d->flush = run->host_flush;
+  if (config->backend == TC_BACKEND_CUDA) {
+    TC_CALL(bench_flush_create(d->device, run->flush_bytes, &d->device_flush));
+    d->flush = d->device_flush;
+  }
+  TC_CALL(tc_device_timer_create(d->device, &d->timer));
+  const tc_contraction *shape = &host->shape;
+  size_t size = (size_t)tc_precision_size(shape->precision);
+  device_arrays *a = &d->arrays;
+  a->left_bytes = (size_t)tc_contraction_left_count(shape) * size;
+  a->right_bytes = (size_t)tc_contraction_right_count(shape) * size;
+  a->output_bytes = (size_t)tc_contraction_output_count(shape) * size;
+  TC_CALL(tc_device_alloc(d->device, a->left_bytes, &a->left));
+  TC_CALL(tc_device_alloc(d->device, a->right_bytes, &a->right));
+  TC_CALL(tc_device_alloc(d->device, a->output_bytes, &a->output));
+  TC_CALL(tc_device_copy_to_device(d->device, a->left, host->left, a->left_bytes));
+  TC_CALL(tc_device_copy_to_device(d->device, a->right, host->right, a->right_bytes));
+  if (shape->sum_into) {
+    TC_CALL(tc_device_alloc(d->device, a->output_bytes, &a->initial_output));
+    TC_CALL(tc_device_copy_to_device(d->device, a->initial_output, host->initial_output,
+                                     a->output_bytes));
+  }
+  return TC_SUCCESS;
+}
+
+/* The variants to run on this backend: those asked for that it supports
+ * (AUTO always), or with --variant all every variant it supports. */
+static int variants_for(bench_run *run, const tc_contract_backend *backend,
+                        const tc_contraction *shape, tc_variant variants[TC_VARIANT_COUNT]) {
+  const bench_options *o = run->options;
+  int count = 0;
+  if (o->all_variants) {
+    for (int v = TC_VARIANT_AUTO + 1; v < TC_VARIANT_COUNT; ++v)
+      if (tc_contract_supports(backend, shape, (tc_variant)v))
+        variants[count++] = (tc_variant)v;
+    return count;
+  }
+  for (int v = 0; v < o->num_variants; ++v) {
+    if (tc_contract_supports(backend, shape, o->variants[v]))
+      variants[count++] = o->variants[v];
+    else
+      run->skipped++;
+  }
+  return count;
+}
+
+static tc_err run_config(bench_run *run, const backend_config *config, const layout_arrays *host,
+                         const char *preset, double *serial_median, row_capture *capture) {
+  bench_device d;
+  memset(&d, 0, sizeof d);
+  tc_err err = open_device(run, config, host, &d);
+  if (err == TC_SUCCESS) {
+    tc_variant variants[TC_VARIANT_COUNT];
+    int count = variants_for(run, tc_device_contract_backend(d.device), &host->shape, variants);
+    for (int v = 0; v < count && err == TC_SUCCESS; ++v)
+      err = run_row(run, config, &d, host, preset, variants[v], serial_median, capture);
+  }
+  close_device(&d);
+  return err;
+}
+
+/* ---- one case in every layout on every backend ------------------------------ */
+
+static void free_layout_arrays(layout_arrays *l, const bench_case *c) {
+  if (l->left != c->left) {
+    free(l->left);
+    free(l->right);
+    free(l->initial_output);
+    free(l->reference);
+  }
+  free(l->scratch);
+  memset(l, 0, sizeof *l);
+}
+
+static tc_err relayout_copy(const tc_contraction *shape, bench_array which, const void *source,
+                            void **target) {
+  size_t bytes = (size_t)bench_array_count(shape, which) * (size_t)tc_precision_size(shape->precision);
+  *target = malloc(bytes);
+  TC_CHECK(*target != NULL, TC_ERR_MEMORY, "out of memory allocating %zu bytes", bytes);
+  bench_relayout(shape, which, source, *target, true);
+  return TC_SUCCESS;
+}
+
+/* The case's arrays in layout: the case's own for RIGHT, converted copies else. */
+static tc_err make_layout_arrays(const bench_case *c, tc_layout layout, layout_arrays *l) {
+  memset(l, 0, sizeof *l);
+  l->shape = c->shape;
+  l->shape.layout = layout;
+  size_t output_bytes = (size_t)tc_contraction_output_count(&c->shape) *
+                        (size_t)tc_precision_size(c->shape.precision);
+  l->scratch = malloc(output_bytes);
+  TC_CHECK(l->scratch != NULL, TC_ERR_MEMORY, "out of memory allocating %zu bytes", output_bytes);
+  if (layout == TC_LAYOUT_RIGHT) {
+    l->left = c->left;
+    l->right = c->right;
+    l->initial_output = c->initial_output;
+    l->reference = c->reference;
+    return TC_SUCCESS;
+  }
+  TC_CALL(relayout_copy(&l->shape, BENCH_ARRAY_LEFT, c->left, &l->left));
+  TC_CALL(relayout_copy(&l->shape, BENCH_ARRAY_RIGHT, c->right, &l->right));
+  TC_CALL(relayout_copy(&l->shape, BENCH_ARRAY_OUTPUT, c->reference, &l->reference));
+  if (c->initial_output != NULL)
+    TC_CALL(relayout_copy(&l->shape, BENCH_ARRAY_OUTPUT, c->initial_output, &l->initial_output));
+  return TC_SUCCESS;
+}
+
+static tc_err run_case(bench_run *run, const bench_case *c, const char *preset,
+                       row_capture *capture) {
+  const bench_options *o = run->options;
+  for (int l = 0; l < o->num_layouts; ++l) {
+    layout_arrays host;
+    tc_err err = make_layout_arrays(c, o->layouts[l], &host);
+    double serial_median = 0.0;
+    for (int k = 0; k < run->num_configs && err == TC_SUCCESS; ++k)
+      err = run_config(run, &run->configs[k], &host, preset, &serial_median, capture);
+    free_layout_arrays(&host, c);
+    TC_CALL(err);
+  }
+  return TC_SUCCESS;
+}
+
+/* ---- the two modes ---------------------------------------------------------- */
+
+static tc_err run_presets(bench_run *run) {
+  const bench_options *o = run->options;
+  for (int k = 0; k < o->num_kernels; ++k)
+    for (int p = 0; p < o->num_precisions; ++p) {
+      tc_contraction shapes[BENCH_PRESET_COUNT];
+      int preset_of[BENCH_PRESET_COUNT], count = 0;
+      TC_CALL(bench_options_shapes(o, o->kernels[k], o->precisions[p], shapes, preset_of, &count));
+      for (int s = 0; s < count; ++s) {
+        uint64_t seed = 1000003u * (uint64_t)(k + 1) + 1009u * (uint64_t)(s + 1) + (uint64_t)p;
+        bench_case c;
+        tc_err err = bench_case_create_random(&shapes[s], seed, &c);
+        if (err == TC_SUCCESS)
+          err = run_case(run, &c, bench_preset_name(preset_of[s]), NULL);
+        bench_case_destroy(&c);
+        TC_CALL(err);
+      }
+    }
+  return TC_SUCCESS;
+}
+
+#ifdef TC_HAVE_HDF5
+static tc_err run_replay(bench_run *run) {
+  const bench_options *o = run->options;
+  tc_contraction shape;
+  void *left = NULL, *right = NULL;
+  TC_CALL(tc_replay_read_inputs(o->replay_path, o->kernel_named ? &o->kernels[0] : NULL, &shape,
+                                &left, &right));
+  printf("replay: %s from '%s'\n\n", tc_kernel_name(shape.kernel), o->replay_path);
+  bench_report_table_header(stdout);
+  bench_case c;
+  TC_CALL(bench_case_create_from(&shape, left, right, &c));
+  row_capture capture = {NULL, false};
+  size_t output_bytes = (size_t)tc_contraction_output_count(&shape) *
+                        (size_t)tc_precision_size(shape.precision);
+  tc_err err = TC_SUCCESS;
+  capture.output = malloc(output_bytes);
+  if (capture.output == NULL)
+    err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
+                         "out of memory allocating %zu bytes", output_bytes);
+  if (err == TC_SUCCESS)
+    err = run_case(run, &c, "replay", &capture);
+  if (err == TC_SUCCESS && o->replay_output_path != NULL && capture.captured) {
+    err = tc_replay_write_output(o->replay_output_path, &shape, capture.output);
+    if (err == TC_SUCCESS)
+      printf("wrote dataset 'output' of the first row to '%s'\n", o->replay_output_path);
+  }
+  free(capture.output);
+  bench_case_destroy(&c);
+  return err;
+}
+#else
+static tc_err run_replay(bench_run *run) {
+  (void)run;
+  TC_FAIL(TC_ERR_UNSUPPORTED, "--replay needs a build with HDF5 (TCMINI_ENABLE_HDF5=ON)");
+}
+#endif
+
+static tc_err run_modes(bench_run *run) {
+  const bench_options *o = run->options;
+  if (o->csv_path != NULL)
+    TC_CALL(bench_report_csv_open(o->csv_path, &run->csv));
+  tc_err err;
+  if (o->replay_path != NULL) {
+    err = run_replay(run);
+  } else {
+    bench_report_table_header(stdout);
+    err = run_presets(run);
+  }
+  if (run->csv != NULL && fclose(run->csv) != 0 && err == TC_SUCCESS)
+    err = tc_error_raise(TC_ERR_IO, __FILE__, __LINE__, __func__, "writing '%s' failed", o->csv_path);
+  run->csv = NULL;
+  return err;
+}
+
+static tc_err run_benchmark(bench_run *run) {
+  size_t cache = bench_machine_last_level_cache();
+  run->flush_bytes = 3 * cache > ((size_t)64 << 20) ? 3 * cache : (size_t)64 << 20;
+  TC_CALL(plan_configs(run));
+  TC_CALL(bench_flush_create(NULL, run->flush_bytes, &run->host_flush));
+  print_machine(run);
+  tc_err err = run_modes(run);
+  bench_flush_destroy(&run->host_flush);
+  return err;
+}
+
+int main(int argc, char **argv) {
+  if (tc_parallel_init(&argc, &argv) != TC_SUCCESS) {
+    fprintf(stderr, "tcmini-bench: error: %s\n", tc_error_message());
+    return EXIT_FAILURE;
+  }
+  int rank = tc_rank(MPI_COMM_WORLD);
+  int exit_code = EXIT_SUCCESS;
+  bench_options options;
+  if (bench_options_parse(argc, argv, &options) != TC_SUCCESS) {
+    if (rank == 0)
+      fprintf(stderr, "tcmini-bench: error: %s\n", tc_error_message());
+    exit_code = EXIT_BAD_OPTIONS;
+  } else if (options.help) {
+    if (rank == 0)
+      bench_options_print_help(stdout);
+  } else if (rank == 0) {
+    if (tc_size(MPI_COMM_WORLD) > 1)
+      printf("tcmini-bench runs on rank 0 only; %d other ranks wait\n", tc_size(MPI_COMM_WORLD) - 1);
+    bench_run run;
+    memset(&run, 0, sizeof run);
+    run.options = &options;
+    if (run_benchmark(&run) != TC_SUCCESS) {
+      fprintf(stderr, "tcmini-bench: error: %s [%s]\n", tc_error_message(), tc_error_origin());
+      exit_code = EXIT_FAILURE;
+    } else {
+      printf("\n%d rows, %d verified, %d failed; %d variant/backend pairs skipped (not supported)\n",
+             run.rows, run.rows - run.failures, run.failures, run.skipped);
+      exit_code = run.failures > 0 ? EXIT_VERIFY_FAILED : EXIT_SUCCESS;
+    }
+  }
+  fflush(stdout);
+  if (tc_broadcast(MPI_COMM_WORLD, &exit_code, sizeof exit_code, 0) != TC_SUCCESS ||
+      tc_parallel_finalize() != TC_SUCCESS) {
+    fprintf(stderr, "tcmini-bench: error: %s\n", tc_error_message());
+    return EXIT_FAILURE;
+  }
+  return exit_code;
+}
