@@ -4,5 +4,5 @@
 if(TCMINI_ENABLE_HDF5 AND TARGET tc_contract)
   add_library(tc_replay STATIC tc_replay.c)
   target_include_directories(tc_replay PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
-  target_link_libraries(tc_replay PUBLIC tc_contract PRIVATE HDF5::HDF5 tcmini_flags)
+  target_link_libraries(tc_replay PUBLIC tc_contract PRIVATE tc_h5 tcmini_flags)
 endif()

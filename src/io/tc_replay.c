@@ -2,15 +2,13 @@
  * calls on one process; the parallel library's default driver is fine). */
 #include "tc_replay.h"
 
-#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TC_REPLAY_MAX_RANK 5
+#include "tc_h5.h"
 
-/* Fails the current function when an HDF5 call returns a negative value. */
-#define TC_H5_CALL(expr) TC_CHECK((expr) >= 0, TC_ERR_HDF5, "%s failed", #expr)
+#define TC_REPLAY_MAX_RANK 5
 
 /* Runs an HDF5 step only while no earlier step of a sequence has failed, so
  * that the identifiers opened so far can still be closed on the way out. */
@@ -40,10 +38,8 @@ typedef tc_err (*file_action)(hid_t file, const char *path, void *context);
  * own error printing silenced: failures travel as tc_err values. */
 static tc_err with_file(const char *path, bool create, file_action action, void *context) {
   TC_CHECK(path != NULL && path[0] != '\0', TC_ERR_ARGUMENT, "no HDF5 file name given");
-  H5E_auto2_t old_func = NULL;
-  void *old_data = NULL;
-  TC_H5_CALL(H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data));
-  TC_H5_CALL(H5Eset_auto2(H5E_DEFAULT, NULL, NULL));
+  tc_h5_quiet_state quiet;
+  TC_CALL(tc_h5_quiet_begin(&quiet));
 
   tc_err err = TC_SUCCESS;
   hid_t file = create ? H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
@@ -55,9 +51,8 @@ static tc_err with_file(const char *path, bool create, file_action action, void 
     err = action(file, path, context);
   close_id(&err, file, H5Fclose, "file");
 
-  TC_H5_STEP(err, H5Eset_auto2(H5E_DEFAULT, old_func, old_data),
-             "restoring HDF5 error printing failed");
-  return err;
+  tc_err restored = tc_h5_quiet_end(&quiet);
+  return err != TC_SUCCESS ? err : restored;
 }
 
 /* ---- the kernel attribute ------------------------------------------------ */
