@@ -24,6 +24,7 @@ struct tc_loop {
   tc_device *device;
   const tc_contract_backend *backend;
   tc_loop_cuda *gpu; /* CUDA: geometry, inputs and assembly on the device (tc_loop_cuda) */
+  bool host_matrices_stale; /* CUDA: the host's matrices lag the device's (tc_loop_finish) */
   tc_layout layout;
   tc_precision precision;
   int64_t num_fields, num_points, batch_cells, num_batches;
@@ -410,11 +411,9 @@ static tc_err batch_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
   return TC_SUCCESS;
 }
 
-/* Row sums and diagonals of the rank-local matrices, then every node vector
- * summed over the ranks that share its nodes. */
-static tc_err finish_step(tc_loop *loop, tc_timers *timers) {
+/* Row sums and diagonals of the rank-local matrices. */
+static void host_reduce_rows(tc_loop *loop) {
   tc_loop_results *r = &loop->results;
-  TC_CALL(tc_timer_start(timers, TC_PHASE_ASSEMBLE));
   if (r->mass)
     tc_assembly_row_sums_and_diagonal(loop->assembly, 1, r->mass, r->lumped_mass, NULL);
   if (r->stiffness)
@@ -423,8 +422,21 @@ static tc_err finish_step(tc_loop *loop, tc_timers *timers) {
   if (r->elasticity)
     tc_assembly_row_sums_and_diagonal(loop->assembly, 3, r->elasticity, NULL,
                                       r->elasticity_diagonal);
-  TC_CALL(tc_timer_stop(timers, TC_PHASE_ASSEMBLE));
+}
 
+/* The GPU's host_reduce_rows, then the node and cell vectors copied to the
+ * host (the exchange reads them); the matrices stay on the device until
+ * tc_loop_finish. */
+static tc_err gpu_reduce_rows(tc_loop *loop) {
+  TC_CALL(tc_loop_cuda_reduce_rows(loop->gpu));
+  TC_CALL(tc_loop_cuda_copy_results(loop->gpu, TC_LOOP_CUDA_VECTORS, &loop->results));
+  loop->host_matrices_stale = true;
+  return TC_SUCCESS;
+}
+
+/* Every node vector summed over the ranks that share its nodes. */
+static tc_err finish_step(tc_loop *loop, tc_timers *timers) {
+  tc_loop_results *r = &loop->results;
   TC_CALL(tc_timer_start(timers, TC_PHASE_EXCHANGE));
   struct {
     double *values;
@@ -438,7 +450,8 @@ static tc_err finish_step(tc_loop *loop, tc_timers *timers) {
   return TC_SUCCESS;
 }
 
-/* The batches of one step: rank-local, not collective. */
+/* The batches of one step, then the row sums and diagonals of the matrices:
+ * rank-local, not collective. */
 static tc_err step_batches(tc_loop *loop, tc_timers *timers) {
   TC_CALL(tc_fault_check("step")); /* test-only: TCMINI_FAULT=step */
   zero_results(loop);
@@ -461,11 +474,12 @@ static tc_err step_batches(tc_loop *loop, tc_timers *timers) {
     TC_CALL(loop->gpu ? gpu_assemble(loop, begin, cells) : batch_assemble(loop, begin, cells));
     TC_CALL(tc_timer_stop(timers, TC_PHASE_ASSEMBLE));
   }
-  if (loop->gpu) { /* the results the exchange, checks and output read */
-    TC_CALL(tc_timer_start(timers, TC_PHASE_ASSEMBLE));
-    TC_CALL(tc_loop_cuda_copy_results(loop->gpu, &loop->results));
-    TC_CALL(tc_timer_stop(timers, TC_PHASE_ASSEMBLE));
-  }
+  TC_CALL(tc_timer_start(timers, TC_PHASE_ASSEMBLE));
+  if (loop->gpu)
+    TC_CALL(gpu_reduce_rows(loop));
+  else
+    host_reduce_rows(loop);
+  TC_CALL(tc_timer_stop(timers, TC_PHASE_ASSEMBLE));
   return TC_SUCCESS;
 }
 
@@ -474,6 +488,16 @@ tc_err tc_loop_step(tc_loop *loop, tc_timers *timers) {
    * the exchange, so that no rank waits there for a rank that has left. */
   TC_CALL(tc_parallel_agree(tc_mesh_comm(loop->mesh), step_batches(loop, timers)));
   return finish_step(loop, timers);
+}
+
+tc_err tc_loop_finish(tc_loop *loop, tc_timers *timers) {
+  if (!loop->host_matrices_stale)
+    return TC_SUCCESS;
+  TC_CALL(tc_timer_start(timers, TC_PHASE_ASSEMBLE));
+  TC_CALL(tc_loop_cuda_copy_results(loop->gpu, TC_LOOP_CUDA_MATRICES, &loop->results));
+  TC_CALL(tc_timer_stop(timers, TC_PHASE_ASSEMBLE));
+  loop->host_matrices_stale = false;
+  return TC_SUCCESS;
 }
 
 const tc_loop_results *tc_loop_get_results(const tc_loop *loop) { return &loop->results; }

@@ -18,7 +18,9 @@
 /// What one step assembles, rank-local (host memory, double). Node vectors
 /// are [num_nodes][components] with shared nodes already summed over ranks;
 /// matrices hold this rank's cells only (CSR of tc_assembly). Arrays of kernels
-/// that were not selected are NULL.
+/// that were not selected are NULL. On the CUDA backend the matrices (mass,
+/// stiffness, elasticity, element_matrices) reach the host only through
+/// tc_loop_finish; the other arrays after every step.
 typedef struct {
   double *mass;                 ///< FieldFieldScalar, CSR (1 component)
   double *stiffness;            ///< FieldFieldVector, CSR (1 component)
@@ -49,7 +51,16 @@ void tc_loop_destroy(tc_loop **loop);
 /// each phase into timers. Collective on the mesh's communicator.
 tc_err tc_loop_step(tc_loop *loop, tc_timers *timers);
 
-/// The results of the last step.
+/// Brings the matrices of the last step to the host: on the CUDA backend a
+/// step leaves the CSR values and element matrices on the device (only the
+/// node and cell vectors, the lumped mass and the diagonals come back), so
+/// call this once after the last step wherever the matrices are read (the
+/// checks, the element-matrix output). The copy is timed into the assemble
+/// phase. Nothing to do on the CPU backends or when the host is current.
+/// Not collective.
+tc_err tc_loop_finish(tc_loop *loop, tc_timers *timers);
+
+/// The results of the last step (the matrices as of tc_loop_finish).
 const tc_loop_results *tc_loop_get_results(const tc_loop *loop);
 const tc_assembly *tc_loop_assembly(const tc_loop *loop);
 /// Cells per batch, and batches per step.

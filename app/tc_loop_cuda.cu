@@ -1,7 +1,8 @@
 /* tc_loop_cuda: the assembly loop's GPU kernels (geometry, contraction
- * inputs, gather-assemble) and their C entry points (see tc_loop_cuda.h).
- * Each kernel ports its host twin (tc_geometry.c, tc_function_space.c,
- * tc_physics.c, tc_assembly.c) with the same arithmetic in the same order.
+ * inputs, gather-assemble, row sums and diagonals) and their C entry points
+ * (see tc_loop_cuda.h). Each kernel ports its host twin (tc_geometry.c,
+ * tc_function_space.c, tc_physics.c, tc_assembly.c) with the same arithmetic
+ * in the same order.
  * The geometry scratch is kept cell-fastest, [...][batch_cells], so that
  * neighbouring threads (neighbouring cells) read neighbouring words. */
 #include <cuda_runtime.h>
@@ -50,12 +51,35 @@ __device__ int64_t item_stride() { return (int64_t)gridDim.x * blockDim.x; }
 
 /// The device results. The first nine are indexed by the tc_kernel that forms
 /// them; then the element matrices of the three FieldField kernels; then the
-/// cell volumes from the geometry.
+/// cell volumes from the geometry; then the row reductions of the three
+/// assembled matrices (kRowReductions).
 enum result {
   RESULT_ELEMENT_MATRICES = TC_KERNEL_COUNT,
   RESULT_CELL_VOLUME = RESULT_ELEMENT_MATRICES + 3,
+  RESULT_LUMPED_MASS,
+  RESULT_STIFFNESS_DIAGONAL,
+  RESULT_ELASTICITY_DIAGONAL,
   RESULT_COUNT
 };
+
+/// The CSR values and element matrices (TC_LOOP_CUDA_MATRICES); the others
+/// are vectors (TC_LOOP_CUDA_VECTORS).
+bool is_matrix_result(int which) {
+  return which < TC_KERNEL_COUNT ? tc_kernel_is_field_field((tc_kernel)which)
+                                 : which < RESULT_CELL_VOLUME;
+}
+
+/// A per-row reduction of an assembled matrix (a FieldField kernel: 1 or 3
+/// components per node): its row sums or its diagonal
+/// (tc_assembly_row_sums_and_diagonal), into a node vector.
+struct row_reduction {
+  int matrix, target;
+  bool row_sums;
+};
+constexpr row_reduction kRowReductions[] = {
+    {TC_FIELD_FIELD_SCALAR, RESULT_LUMPED_MASS, true},
+    {TC_FIELD_FIELD_VECTOR, RESULT_STIFFNESS_DIAGONAL, false},
+    {TC_FIELD_FIELD_TENSOR, RESULT_ELASTICITY_DIAGONAL, false}};
 
 /// Where each result lives in a tc_loop_results.
 double **host_slot(tc_loop_results *r, int which) {
@@ -71,7 +95,10 @@ double **host_slot(tc_loop_results *r, int which) {
                                   &r->element_matrices[0],
                                   &r->element_matrices[1],
                                   &r->element_matrices[2],
-                                  &r->cell_volume};
+                                  &r->cell_volume,
+                                  &r->lumped_mass,
+                                  &r->stiffness_diagonal,
+                                  &r->elasticity_diagonal};
   return slots[which];
 }
 
@@ -514,6 +541,26 @@ __global__ void copy_cells_kernel(block_view<Real> block, int64_t begin,
   }
 }
 
+/// One thread per CSR row: the sum of the row's entries (into row_sums) and
+/// its entry on the diagonal, 0 when absent (into diagonal), either output
+/// may be null; entries in ascending order, as
+/// tc_assembly_row_sums_and_diagonal.
+__global__ void row_reduce_kernel(device_csr csr, const double *__restrict__ values,
+                                  double *__restrict__ row_sums, double *__restrict__ diagonal) {
+  for (int64_t row = first_item(); row < csr.num_rows; row += item_stride()) {
+    double sum = 0.0, on_diagonal = 0.0;
+    for (int64_t e = csr.row_offsets[row]; e < csr.row_offsets[row + 1]; ++e) {
+      sum += values[e];
+      if (csr.columns[e] == row)
+        on_diagonal = values[e];
+    }
+    if (row_sums)
+      row_sums[row] = sum;
+    if (diagonal)
+      diagonal[row] = on_diagonal;
+  }
+}
+
 template <typename Real>
 tc_err launch_assemble(const tc_loop_cuda *l, tc_kernel kernel, int64_t begin, int64_t cells,
                        bool left, const void *output) {
@@ -556,6 +603,9 @@ tc_err upload_graph(const tc_csr *host, device_csr *device, cudaStream_t stream)
 int64_t result_count(const tc_loop_cuda *l, int which) {
   if (which == RESULT_CELL_VOLUME)
     return l->num_cells;
+  for (const row_reduction &reduction : kRowReductions)
+    if (which == reduction.target)
+      return l->num_nodes * tc_physics_kernel_components((tc_kernel)reduction.matrix);
   if (which >= RESULT_ELEMENT_MATRICES) {
     const tc_kernel kernel = (tc_kernel)(which - RESULT_ELEMENT_MATRICES);
     const int components = tc_physics_kernel_components(kernel) == 3 ? 3 : 1;
@@ -593,6 +643,10 @@ tc_err setup(tc_loop_cuda *l, const tc_mesh_local *mesh, const double *ref_value
   TC_CALL(device_alloc(&l->measures, C * P, "batch measures"));
   TC_CALL(device_alloc(&l->inverted, 1, "inverted-cell flag"));
   tc_loop_results wanted = *selected;
+  for (const row_reduction &reduction : kRowReductions)
+    TC_CHECK(!*host_slot(&wanted, reduction.target) || *host_slot(&wanted, reduction.matrix),
+             TC_ERR_ARGUMENT, "tc_loop_cuda_create: %s selected without its matrix",
+             reduction.row_sums ? "row sums" : "a diagonal");
   for (int which = 0; which < RESULT_COUNT; ++which) {
     if (!*host_slot(&wanted, which))
       continue;
@@ -745,9 +799,26 @@ extern "C" tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, in
   return launch_assemble<float>(loop, kernel, begin, cells, left, output_device);
 }
 
-extern "C" tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, tc_loop_results *host) {
+extern "C" tc_err tc_loop_cuda_reduce_rows(tc_loop_cuda *loop) {
+  for (const row_reduction &reduction : kRowReductions) {
+    double *target = loop->results[reduction.target];
+    if (!target)
+      continue;
+    const int components = tc_physics_kernel_components((tc_kernel)reduction.matrix);
+    const device_csr csr = loop->graphs[components == 3 ? 1 : 0];
+    TC_LAUNCH(row_reduce_kernel, csr.num_rows, loop->stream, csr, loop->results[reduction.matrix],
+              reduction.row_sums ? target : nullptr, reduction.row_sums ? nullptr : target);
+  }
+  return TC_SUCCESS;
+}
+
+extern "C" tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, int kinds,
+                                            tc_loop_results *host) {
+  TC_CHECK(kinds > 0 && (kinds & ~TC_LOOP_CUDA_ALL) == 0, TC_ERR_ARGUMENT,
+           "GPU results: unknown kinds %#x to copy", (unsigned)kinds);
   for (int which = 0; which < RESULT_COUNT; ++which) {
-    if (!loop->results[which])
+    const int kind = is_matrix_result(which) ? TC_LOOP_CUDA_MATRICES : TC_LOOP_CUDA_VECTORS;
+    if (!loop->results[which] || !(kinds & kind))
       continue;
     double *target = *host_slot(host, which);
     TC_CHECK(target, TC_ERR_ARGUMENT,

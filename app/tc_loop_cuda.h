@@ -1,8 +1,10 @@
 /* tc_loop_cuda: the assembly loop's per-batch work on the GPU. The mesh
  * arrays, basis tables and CSR structures are copied to the device once;
  * geometry, the contraction inputs and the deterministic gather-assemble run
- * as CUDA kernels on the device's stream; results come back to the host only
- * when asked for (shared-node exchange, checks, output). Plain C interface;
+ * as CUDA kernels on the device's stream, and so do the row sums and
+ * diagonals of the assembled matrices; results come back to the host only
+ * when asked for: the node and cell vectors every step (shared-node
+ * exchange), the matrices once (checks, output). Plain C interface;
  * without the CUDA backend in the build every call fails with
  * TC_ERR_UNSUPPORTED. */
 #ifndef TC_LOOP_CUDA_H
@@ -22,6 +24,16 @@ extern "C" {
 
 typedef struct tc_loop_cuda tc_loop_cuda;
 
+/// The device results tc_loop_cuda_copy_results copies back (flags).
+typedef enum {
+  /// Node vectors (lumped mass and diagonals included) and cell arrays: a
+  /// few doubles per node and per cell.
+  TC_LOOP_CUDA_VECTORS = 1,
+  /// CSR values and element matrices: the bulk (about 2.4 KB per Q1 node).
+  TC_LOOP_CUDA_MATRICES = 2,
+  TC_LOOP_CUDA_ALL = TC_LOOP_CUDA_VECTORS | TC_LOOP_CUDA_MATRICES,
+} tc_loop_cuda_results;
+
 #ifdef TC_HAVE_LOOP_CUDA
 
 /// Copies the rank-local mesh (coordinates, cell->node connectivity, the
@@ -31,9 +43,10 @@ typedef struct tc_loop_cuda tc_loop_cuda;
 /// vector_graph for 3) to the device, and allocates the geometry scratch of a
 /// batch of batch_cells cells. `selected` is the loop's host results: a
 /// device twin is allocated for each non-NULL array among mass, stiffness,
-/// elasticity, load, flux_load, internal_force, cell_volume, cell_u2,
-/// cell_grad_u2, cell_stress_strain and element_matrices (lumped_mass and the
-/// diagonals are computed on the host and have none). stream is the
+/// elasticity, lumped_mass, stiffness_diagonal, elasticity_diagonal, load,
+/// flux_load, internal_force, cell_volume, cell_u2, cell_grad_u2,
+/// cell_stress_strain and element_matrices (TC_ERR_ARGUMENT when lumped_mass
+/// or a diagonal is selected without its matrix). stream is the
 /// cudaStream_t every later call queues its work on (tc_device_stream).
 /// Synchronous. Not collective.
 tc_err tc_loop_cuda_create(const tc_mesh_local *mesh, int64_t batch_cells, int64_t num_points,
@@ -46,7 +59,8 @@ tc_err tc_loop_cuda_create(const tc_mesh_local *mesh, int64_t batch_cells, int64
 void tc_loop_cuda_destroy(tc_loop_cuda **loop);
 
 /// Zeroes every device result a step accumulates into (all twins but the
-/// element matrices, which are overwritten). Asynchronous.
+/// element matrices, the lumped mass and the diagonals, which are
+/// overwritten). Asynchronous.
 tc_err tc_loop_cuda_zero(tc_loop_cuda *loop);
 
 /// Geometry of cells [begin, begin + cells) (cells <= batch_cells): gathers
@@ -79,9 +93,18 @@ tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, int64_t begin
                              tc_layout layout, tc_precision precision,
                              const void *output_device);
 
-/// Copies every device twin into the same array of host (each of which must
-/// be non-NULL; lumped_mass and the diagonals are left alone). Synchronous.
-tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, tc_loop_results *host);
+/// Row sums of the mass twin into the lumped_mass twin, and the diagonals
+/// of the stiffness and elasticity twins into their diagonal twins (those
+/// that exist), [num_nodes][components]. One thread per CSR row adds the
+/// row's entries in ascending order, as tc_assembly_row_sums_and_diagonal
+/// does, so the results are bitwise those of the host on the same values.
+/// Call it after a step's last tc_loop_cuda_assemble. Asynchronous.
+tc_err tc_loop_cuda_reduce_rows(tc_loop_cuda *loop);
+
+/// Copies the device twins of the kinds in `kinds` (tc_loop_cuda_results
+/// flags) into the same arrays of host, each of which must be non-NULL;
+/// the other host arrays are left alone. Synchronous.
+tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, int kinds, tc_loop_results *host);
 
 #else /* no CUDA backend in this build: the calls exist and refuse */
 
@@ -125,8 +148,13 @@ static inline tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel,
   (void)output_device;
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }
-static inline tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, tc_loop_results *host) {
-  (void)loop, (void)host;
+static inline tc_err tc_loop_cuda_reduce_rows(tc_loop_cuda *loop) {
+  (void)loop;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, int kinds,
+                                               tc_loop_results *host) {
+  (void)loop, (void)kinds, (void)host;
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }
 

@@ -240,6 +240,15 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   show_progress(config->steps, config->steps, started, &shown);
   if (err == TC_SUCCESS)
     err = tc_allreduce_max_double(comm, &loop_seconds, 1);
+  /* The checks read the assembled matrices and the output the element
+   * matrices: on a GPU these come to the host once, here, outside the loop's
+   * time (in the assemble phase). */
+  bool matrices_read = tc_config_checks_enabled(config);
+#ifdef TCMINI_HAVE_HDF5
+  matrices_read = matrices_read || (output && config->element_matrices);
+#endif
+  if (err == TC_SUCCESS && matrices_read)
+    err = tc_parallel_agree(comm, tc_loop_finish(loop, timers));
 
   if (err == TC_SUCCESS && tc_config_checks_enabled(config)) {
     tc_check_list checks;

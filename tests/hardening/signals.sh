@@ -31,7 +31,7 @@ signal_case() {
       output.report=out.yaml "$@" < /dev/null > stdout.txt 2> stderr.txt) &
   local mpirun=$! problem="" waited=0
   if [ "$when" = steps ]; then
-    sleep 2
+    sleep 4 # past start-up (slow under sanitizers) and into the steps
   else # until the temporary results file exists
     until compgen -G "$dir/out.h5.tmp.*" > /dev/null; do
       kill -0 "$mpirun" 2> /dev/null && [ "$waited" -lt 600 ] || break

@@ -5,9 +5,14 @@
  *     against tc_physics_build_input (into poisoned buffers, so an entry the
  *     device leaves unwritten fails);
  *   - assembly: synthetic element outputs of the nine kernels gathered on the
- *     device against tc_assembly_add_* and the per-cell copies, bitwise (each
- *     row sums the same values in the same order), and two device assemblies
- *     bitwise equal (determinism);
+ *     device against tc_assembly_add_* and the per-cell copies, and the
+ *     device's lumped mass and diagonals against
+ *     tc_assembly_row_sums_and_diagonal, bitwise (each row sums the same
+ *     values in the same order), and two device assemblies bitwise equal
+ *     (determinism);
+ *   - copies: the vectors and the matrices come back each on their own, and
+ *     each leaves the other's host arrays alone; a lumped mass or diagonal
+ *     without its matrix is refused;
  *   - an inverted cell: reported for exactly the batches the host geometry
  *     finds inverted, naming the batch's cells.
  * Quadrature has more points than the element has nodes (P != F), so that a
@@ -102,41 +107,49 @@ static int64_t graph_entries(const fixture *fx, int components) {
   return tc_assembly_graph(fx->assembly, components)->num_entries;
 }
 
-/* Element count of each array tc_loop_cuda mirrors; 0 for the others. */
-enum { NUM_ARRAYS = 13 };
+/* Element count of each array tc_loop_cuda mirrors, its name, and whether it
+ * is a matrix (TC_LOOP_CUDA_MATRICES). cell_volume comes last: the host
+ * assembly does not form it. */
+enum { NUM_ARRAYS = 16 };
 static double **result_array(tc_loop_results *r, int which, const fixture *fx, int64_t *count,
-                             const char **name) {
+                             const char **name, bool *matrix) {
   const int64_t nodes = fx->local->num_nodes, cells = fx->local->num_cells;
   const int64_t N1 = fx->F * fx->F, N3 = 9 * fx->F * fx->F;
   struct {
     double **array;
     int64_t count;
     const char *name;
+    bool matrix;
   } table[NUM_ARRAYS] = {
-      {&r->mass, graph_entries(fx, 1), "mass"},
-      {&r->stiffness, graph_entries(fx, 1), "stiffness"},
-      {&r->elasticity, graph_entries(fx, 3), "elasticity"},
-      {&r->load, nodes, "load"},
-      {&r->flux_load, nodes, "flux_load"},
-      {&r->internal_force, 3 * nodes, "internal_force"},
-      {&r->cell_u2, cells, "cell_u2"},
-      {&r->cell_grad_u2, cells, "cell_grad_u2"},
-      {&r->cell_stress_strain, cells, "cell_stress_strain"},
-      {&r->element_matrices[0], cells * N1, "element_matrices[mass]"},
-      {&r->element_matrices[1], cells * N1, "element_matrices[stiffness]"},
-      {&r->element_matrices[2], cells * N3, "element_matrices[elasticity]"},
-      {&r->cell_volume, cells, "cell_volume"},
+      {&r->mass, graph_entries(fx, 1), "mass", true},
+      {&r->stiffness, graph_entries(fx, 1), "stiffness", true},
+      {&r->elasticity, graph_entries(fx, 3), "elasticity", true},
+      {&r->load, nodes, "load", false},
+      {&r->flux_load, nodes, "flux_load", false},
+      {&r->internal_force, 3 * nodes, "internal_force", false},
+      {&r->cell_u2, cells, "cell_u2", false},
+      {&r->cell_grad_u2, cells, "cell_grad_u2", false},
+      {&r->cell_stress_strain, cells, "cell_stress_strain", false},
+      {&r->element_matrices[0], cells * N1, "element_matrices[mass]", true},
+      {&r->element_matrices[1], cells * N1, "element_matrices[stiffness]", true},
+      {&r->element_matrices[2], cells * N3, "element_matrices[elasticity]", true},
+      {&r->lumped_mass, nodes, "lumped_mass", false},
+      {&r->stiffness_diagonal, nodes, "stiffness_diagonal", false},
+      {&r->elasticity_diagonal, 3 * nodes, "elasticity_diagonal", false},
+      {&r->cell_volume, cells, "cell_volume", false},
   };
   *count = table[which].count;
   if (name)
     *name = table[which].name;
+  if (matrix)
+    *matrix = table[which].matrix;
   return table[which].array;
 }
 
 static tc_err allocate_results(const fixture *fx, tc_loop_results *r) {
   for (int which = 0; which < NUM_ARRAYS; ++which) {
     int64_t count;
-    double **array = result_array(r, which, fx, &count, NULL);
+    double **array = result_array(r, which, fx, &count, NULL, NULL);
     TC_CALLOC(*array, count);
   }
   return TC_SUCCESS;
@@ -145,7 +158,7 @@ static tc_err allocate_results(const fixture *fx, tc_loop_results *r) {
 static void free_results(const fixture *fx, tc_loop_results *r) {
   for (int which = 0; which < NUM_ARRAYS; ++which) {
     int64_t count;
-    double **array = result_array(r, which, fx, &count, NULL);
+    double **array = result_array(r, which, fx, &count, NULL, NULL);
     free(*array);
     *array = NULL;
   }
@@ -322,7 +335,7 @@ static tc_err check_inputs(fixture *fx) {
         }
   }
   if (err == TC_SUCCESS)
-    err = tc_loop_cuda_copy_results(fx->gpu, &fx->results);
+    err = tc_loop_cuda_copy_results(fx->gpu, TC_LOOP_CUDA_VECTORS, &fx->results);
   if (err == TC_SUCCESS) {
     for (int i = 0; i < TC_INPUT_COUNT; ++i)
       verdict(worst[i][TC_DOUBLE] <= tolerance_double && worst[i][TC_FLOAT] <= tolerance_float,
@@ -346,8 +359,8 @@ static tc_err check_inputs(fixture *fx) {
 }
 
 /* One device pass over every batch and kernel with the synthetic outputs
- * (blocks[b][k], in the precision) into the device twins, copied back into
- * fx->results. */
+ * (blocks[b][k], in the precision) into the device twins, then the row
+ * reductions, all copied back into fx->results. */
 static tc_err device_assembly(fixture *fx, tc_layout layout, tc_precision precision,
                               void *const *blocks, void *device_block) {
   TC_CALL(tc_loop_cuda_zero(fx->gpu));
@@ -363,11 +376,13 @@ static tc_err device_assembly(fixture *fx, tc_layout layout, tc_precision precis
       TC_CALL(tc_loop_cuda_assemble(fx->gpu, k, begin, cells, layout, precision, device_block));
     }
   }
-  return tc_loop_cuda_copy_results(fx->gpu, &fx->results);
+  TC_CALL(tc_loop_cuda_reduce_rows(fx->gpu));
+  return tc_loop_cuda_copy_results(fx->gpu, TC_LOOP_CUDA_ALL, &fx->results);
 }
 
 /* The host gather of the same outputs into reference (tc_assembly_add_*, the
- * per-cell copies of tc_loop.c). */
+ * per-cell copies of tc_loop.c), then the lumped mass and the diagonals
+ * (tc_assembly_row_sums_and_diagonal, as tc_loop.c on the CPU). */
 static tc_err host_assembly(fixture *fx, tc_layout layout, tc_precision precision,
                             void *const *blocks, tc_loop_results *reference) {
   double *matrices[3] = {reference->mass, reference->stiffness, reference->elasticity};
@@ -402,6 +417,12 @@ static tc_err host_assembly(fixture *fx, tc_layout layout, tc_precision precisio
       }
     }
   }
+  tc_assembly_row_sums_and_diagonal(fx->assembly, 1, reference->mass, reference->lumped_mass,
+                                    NULL);
+  tc_assembly_row_sums_and_diagonal(fx->assembly, 1, reference->stiffness, NULL,
+                                    reference->stiffness_diagonal);
+  tc_assembly_row_sums_and_diagonal(fx->assembly, 3, reference->elasticity, NULL,
+                                    reference->elasticity_diagonal);
   return TC_SUCCESS;
 }
 
@@ -413,8 +434,8 @@ static bool same_bits(const fixture *fx, tc_loop_results *a, tc_loop_results *b,
   for (int which = 0; which < NUM_ARRAYS - 1; ++which) {
     int64_t count;
     const char *name;
-    double **x = result_array(a, which, fx, &count, &name);
-    double **y = result_array(b, which, fx, &count, NULL);
+    double **x = result_array(a, which, fx, &count, &name, NULL);
+    double **y = result_array(b, which, fx, &count, NULL, NULL);
     if (memcmp(*x, *y, (size_t)count * sizeof(double)) != 0) {
       same = false;
       size_t used = strlen(differing);
@@ -428,9 +449,59 @@ static bool same_bits(const fixture *fx, tc_loop_results *a, tc_loop_results *b,
 static void zero_results(const fixture *fx, tc_loop_results *r) {
   for (int which = 0; which < NUM_ARRAYS; ++which) {
     int64_t count;
-    double **array = result_array(r, which, fx, &count, NULL);
+    double **array = result_array(r, which, fx, &count, NULL, NULL);
     memset(*array, 0, (size_t)count * sizeof(double));
   }
+}
+
+/* Whether every array of r of the given kind (matrix or not) is bitwise that
+ * of expected (or, with expected NULL, still all poison bytes); names the
+ * others into differing. */
+static bool kind_matches(const fixture *fx, tc_loop_results *r, bool matrices,
+                         tc_loop_results *expected, char *differing, size_t room) {
+  bool same = true;
+  for (int which = 0; which < NUM_ARRAYS; ++which) {
+    int64_t count;
+    const char *name;
+    bool matrix;
+    const unsigned char *got = (const unsigned char *)*result_array(r, which, fx, &count, &name,
+                                                                    &matrix);
+    if (matrix != matrices)
+      continue;
+    const size_t bytes = (size_t)count * sizeof(double);
+    bool equal = true;
+    if (expected)
+      equal = memcmp(got, *result_array(expected, which, fx, &count, NULL, NULL), bytes) == 0;
+    else
+      for (size_t i = 0; i < bytes && equal; ++i)
+        equal = got[i] == 0xff;
+    if (!equal) {
+      same = false;
+      size_t used = strlen(differing);
+      snprintf(differing + used, room - used, " %s", name);
+    }
+  }
+  return same;
+}
+
+/* The device twins hold the results `expected` was copied from: into poisoned
+ * host arrays, the vectors alone must bring exactly the vectors, then the
+ * matrices alone exactly the matrices. */
+static tc_err check_partial_copies(fixture *fx, tc_loop_results *expected) {
+  for (int which = 0; which < NUM_ARRAYS; ++which) {
+    int64_t count;
+    double **array = result_array(&fx->results, which, fx, &count, NULL, NULL);
+    memset(*array, 0xff, (size_t)count * sizeof(double));
+  }
+  char differing[512] = "";
+  TC_CALL(tc_loop_cuda_copy_results(fx->gpu, TC_LOOP_CUDA_VECTORS, &fx->results));
+  bool pass = kind_matches(fx, &fx->results, false, expected, differing, sizeof differing) &&
+              kind_matches(fx, &fx->results, true, NULL, differing, sizeof differing);
+  TC_CALL(tc_loop_cuda_copy_results(fx->gpu, TC_LOOP_CUDA_MATRICES, &fx->results));
+  pass = pass && kind_matches(fx, &fx->results, true, expected, differing, sizeof differing);
+  verdict(pass, "Q%d copies: vectors alone, then matrices alone, each exactly its arrays%s%s",
+          fx->order, pass ? "" : "; wrong:", differing);
+  return TC_SUCCESS;
 }
 
 static tc_err check_assembly_case(fixture *fx, tc_layout layout, tc_precision precision,
@@ -463,15 +534,16 @@ static tc_err check_assembly_case(fixture *fx, tc_layout layout, tc_precision pr
           same ? "" : "; differing:", differing);
   for (int which = 0; which < NUM_ARRAYS; ++which) {
     int64_t count;
-    double **from = result_array(&fx->results, which, fx, &count, NULL);
-    memcpy(*result_array(first, which, fx, &count, NULL), *from, (size_t)count * sizeof(double));
+    double **from = result_array(&fx->results, which, fx, &count, NULL, NULL);
+    memcpy(*result_array(first, which, fx, &count, NULL, NULL), *from,
+           (size_t)count * sizeof(double));
   }
   TC_CALL(device_assembly(fx, layout, precision, blocks, device_block));
   same = same_bits(fx, &fx->results, first, differing, sizeof differing);
   verdict(same, "Q%d assembly %s %s: two device assemblies bitwise equal%s%s", fx->order,
           tc_layout_name(layout), tc_precision_name(precision), same ? "" : "; differing:",
           differing);
-  return TC_SUCCESS;
+  return check_partial_copies(fx, first);
 }
 
 /* Synthetic element outputs of every kernel and batch, gathered on the host
@@ -580,6 +652,30 @@ static tc_err check_inverted(fixture *fx) {
   return err;
 }
 
+/* Each row reduction selected without its matrix must be refused at create,
+ * naming what is missing. */
+static void check_selection(fixture *fx) {
+  const tc_loop_results *r = &fx->results;
+  const tc_loop_results unmatched[3] = {{.lumped_mass = r->lumped_mass},
+                                        {.stiffness_diagonal = r->stiffness_diagonal},
+                                        {.elasticity_diagonal = r->elasticity_diagonal}};
+  int refused = 0;
+  for (int i = 0; i < 3; ++i) {
+    tc_loop_cuda *gpu = NULL;
+    tc_error_clear();
+    const tc_err err = tc_loop_cuda_create(
+        fx->local, BATCH_CELLS, fx->P, fx->ref_values, fx->ref_gradients, fx->weights,
+        &test_fields, tc_assembly_graph(fx->assembly, 1), tc_assembly_graph(fx->assembly, 3),
+        &unmatched[i], tc_device_stream(fx->device), &gpu);
+    refused += err == TC_ERR_ARGUMENT && gpu == NULL &&
+               strstr(tc_error_message(), "without its matrix") != NULL;
+    tc_error_clear();
+    tc_loop_cuda_destroy(&gpu);
+  }
+  verdict(refused == 3, "Q%d selection: %d of 3 row reductions without their matrix refused",
+          fx->order, refused);
+}
+
 static tc_err run_order(tc_device *device, int order) {
   fixture fx;
   tc_err err = fixture_create(device, order, &fx);
@@ -593,6 +689,8 @@ static tc_err run_order(tc_device *device, int order) {
     err = check_assembly(&fx);
   if (err == TC_SUCCESS)
     err = check_inverted(&fx);
+  if (err == TC_SUCCESS)
+    check_selection(&fx);
   fixture_destroy(&fx);
   return err;
 }
