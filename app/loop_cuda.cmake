@@ -1,7 +1,7 @@
 # app/loop_cuda.cmake: the assembly loop's GPU kernels (tc_loop_cuda.cu),
 # added to tcmini_app when the CUDA backend is built. TC_HAVE_LOOP_CUDA
 # tells tc_loop_cuda.h that the real functions exist (without it the header
-# gives stubs that fail with TC_ERR_UNSUPPORTED).
+# gives inline fallbacks that return TC_ERR_UNSUPPORTED).
 if(TCMINI_USE_CUDA)
   target_sources(tcmini_app PRIVATE ${CMAKE_CURRENT_LIST_DIR}/tc_loop_cuda.cu)
   target_compile_definitions(tcmini_app PUBLIC TC_HAVE_LOOP_CUDA)
