@@ -454,9 +454,13 @@ static tc_err finish_step(tc_loop *loop, tc_timers *timers) {
  * rank-local, not collective. */
 static tc_err step_batches(tc_loop *loop, tc_timers *timers) {
   TC_CALL(tc_fault_check("step")); /* test-only: TCMINI_FAULT=step */
-  zero_results(loop);
+  /* On the GPU the step accumulates into device arrays, and the copies back
+   * overwrite the host arrays whole: zeroing those (gigabytes of CSR values
+   * on large meshes) would be wasted host memory traffic. */
   if (loop->gpu)
     TC_CALL(tc_loop_cuda_zero(loop->gpu));
+  else
+    zero_results(loop);
   for (int64_t b = 0; b < loop->num_batches; ++b) {
     const int64_t begin = b * loop->batch_cells;
     const int64_t cells = begin + loop->batch_cells <= loop->local->num_cells
