@@ -105,6 +105,8 @@ static int64_t round_up(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
+static int64_t ceil_div(int64_t value, int64_t divisor) { return (value + divisor - 1) / divisor; }
+
 static int64_t min_int64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max_int64(int64_t a, int64_t b) { return a > b ? a : b; }
 
@@ -115,10 +117,12 @@ enum {
   TC_OMP_PACK_BYTES = 192 * 1024,
   /* The packed B panel walked by one micro-kernel call stays in L1. */
   TC_OMP_PANEL_BYTES = 32 * 1024,
-  /* Accumulators of a left-layout stream block stay in L2 ... */
-  TC_OMP_STREAM_ACC_BYTES = 256 * 1024,
-  /* ... and its rows span long contiguous runs of cells (DRAM-friendly). */
-  TC_OMP_STREAM_ROW_BYTES = 16 * 1024,
+  /* Output tile of a left-layout stream step: stays in L2 across the
+   * collapsed index while the inputs stream past in long runs. */
+  TC_OMP_STREAM_TILE_BYTES = 64 * 1024,
+  /* ... and the output of one block of cells over several rows, which
+   * share B's runs, stays in L2 too. */
+  TC_OMP_STREAM_REUSE_BYTES = 512 * 1024,
 };
 
 #define TC_REAL double

@@ -26,6 +26,8 @@
 #define TC_NR (2 * TC_VL)
 #define TC_MI 5
 #define TC_MJ 5
+/* Collapsed indices per step of the left-layout stream. */
+#define TC_KG 4
 
 static void TC_NAME(omp_flat)(const omp_view *v, const void *a_void, const void *b_void,
                               void *out_void) {
@@ -269,55 +271,102 @@ static tc_err TC_NAME(omp_stream_right)(const omp_view *v, const TC_REAL *a, con
   return TC_SUCCESS;
 }
 
-/* Left layout: a block of consecutive cells per step, accumulators for its
- * rows x cells in cache, A and B walked once in memory order, vectorised
- * across the cells. */
+/* Left layout, one row segment of n cells: os[w] = (first ? 0 : os[w]) +
+ * sum over g < kg of ak[g][w] * bk[g][w], a group of TC_KG collapsed
+ * indices at once (TC_KG concurrent input streams, the output loaded and
+ * stored once per group), a shorter group one index at a time. */
+static inline void TC_NAME(omp_stream_segment)(int64_t n, int64_t kg,
+                                               const TC_REAL *const ak[TC_KG],
+                                               const TC_REAL *const bk[TC_KG],
+                                               TC_REAL *restrict os, bool first) {
+  _Static_assert(TC_KG == 4, "the grouped loop below names four streams");
+  if (kg == TC_KG) {
+    const TC_REAL *restrict a0 = ak[0], *restrict a1 = ak[1], *restrict a2 = ak[2],
+                           *restrict a3 = ak[3];
+    const TC_REAL *restrict b0 = bk[0], *restrict b1 = bk[1], *restrict b2 = bk[2],
+                           *restrict b3 = bk[3];
+    if (first) {
+#pragma omp simd
+      for (int64_t w = 0; w < n; ++w)
+        os[w] = a0[w] * b0[w] + a1[w] * b1[w] + a2[w] * b2[w] + a3[w] * b3[w];
+    } else {
+#pragma omp simd
+      for (int64_t w = 0; w < n; ++w)
+        os[w] += a0[w] * b0[w] + a1[w] * b1[w] + a2[w] * b2[w] + a3[w] * b3[w];
+    }
+    return;
+  }
+  for (int64_t g = 0; g < kg; ++g) {
+    const TC_REAL *restrict a = ak[g], *restrict b = bk[g];
+    if (first && g == 0) {
+#pragma omp simd
+      for (int64_t w = 0; w < n; ++w)
+        os[w] = a[w] * b[w];
+    } else {
+#pragma omp simd
+      for (int64_t w = 0; w < n; ++w)
+        os[w] += a[w] * b[w];
+    }
+  }
+}
+
+/* Left layout. For each collapsed k, A holds one run of C cells per row,
+ * the rows adjacent, and B one run of C cells. Work is cut into tiles of
+ * (block of rows) x (block of cells), the row blocks of one cell block
+ * consecutive: rows of at most TC_OMP_STREAM_TILE_BYTES are taken whole, as
+ * many per tile as fit in that size, so that a tile reads one contiguous run
+ * of A per k; longer rows are cut into blocks of about that size, over as
+ * many rows as keep the tile's output within TC_OMP_STREAM_REUSE_BYTES, so
+ * that B's runs are reused from cache by all the rows. Per tile and group of
+ * TC_KG values of k, out[tile] (kept in cache across the k loop) takes the
+ * products of A's runs and B's runs: A read once, in long unit-stride runs. */
 static tc_err TC_NAME(omp_stream_left)(const omp_view *v, const TC_REAL *a, const TC_REAL *b,
                                        TC_REAL *out) {
-  const int64_t size = (int64_t)sizeof(TC_REAL);
-  int64_t width = TC_OMP_STREAM_ACC_BYTES / (v->rows * size) / TC_VL * TC_VL;
-  width = min_int64(max_int64(width, TC_VL), TC_OMP_STREAM_ROW_BYTES / size);
+  const int64_t cells = v->cells, rows = v->rows, length = v->points * v->dims;
+  if (cells == 0 || rows == 0)
+    return TC_SUCCESS;
   const int threads = omp_get_max_threads();
-  omp_scratch scratch;
-  TC_CALL(scratch_create(threads, (size_t)(v->rows * width * size), &scratch));
-  const int64_t blocks = (v->cells + width - 1) / width;
-#pragma omp parallel num_threads(threads)
-  {
-    TC_REAL *acc = scratch_slice(&scratch, omp_get_thread_num());
-#pragma omp for schedule(static)
-    for (int64_t block = 0; block < blocks; ++block) {
-      const int64_t c0 = block * width;
-      const int64_t n = min_int64(width, v->cells - c0);
-      for (int64_t e = 0; e < v->rows * width; ++e)
-        acc[e] = 0;
-      for (int64_t d = 0; d < v->dims; ++d)
-        for (int64_t p = 0; p < v->points; ++p) {
-          const TC_REAL *restrict bw = b + c0 * v->b_cell + p * v->b_point + d * v->b_dim;
-          const TC_REAL *restrict aw = a + c0 * v->a_cell + p * v->a_point + d * v->a_dim;
-          for (int64_t i = 0; i < v->rows; ++i) {
-            const TC_REAL *restrict ai = aw + i * v->a_row;
-            TC_REAL *restrict acc_i = acc + i * width;
-#pragma omp simd
-            for (int64_t w = 0; w < n; ++w)
-              acc_i[w] += ai[w] * bw[w];
-          }
-        }
-      for (int64_t i = 0; i < v->rows; ++i) {
-        TC_REAL *restrict o = out + c0 * v->out_cell + i * v->out_row;
-        const TC_REAL *restrict acc_i = acc + i * width;
-        if (v->sum_into) {
-#pragma omp simd
-          for (int64_t w = 0; w < n; ++w)
-            o[w] += acc_i[w];
-        } else {
-#pragma omp simd
-          for (int64_t w = 0; w < n; ++w)
-            o[w] = acc_i[w];
-        }
+  const int64_t size = (int64_t)sizeof(TC_REAL);
+  const int64_t tile_max = TC_OMP_STREAM_TILE_BYTES / size;
+  int64_t cell_blocks = 1, row_blocks;
+  if (cells > tile_max) {
+    cell_blocks = round_up(ceil_div(cells, tile_max), threads);
+    row_blocks = ceil_div(rows, max_int64(1, TC_OMP_STREAM_REUSE_BYTES / size / tile_max));
+  } else {
+    /* Whole rows; the row blocks a multiple of the thread count, and the
+     * cells split too when there are too few rows to go round. */
+    row_blocks = min_int64(rows, round_up(ceil_div(rows * cells, tile_max), threads));
+    if (row_blocks < threads)
+      cell_blocks = threads;
+  }
+  const int64_t width = min_int64(cells, round_up(ceil_div(cells, cell_blocks), TC_VL));
+  cell_blocks = ceil_div(cells, width);
+  const int64_t a_k = collapsed_stride(v, v->a_point, v->a_dim);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t t = 0; t < cell_blocks * row_blocks; ++t) {
+    const int64_t c0 = t / row_blocks * width, n = min_int64(width, cells - c0);
+    const int64_t block = t % row_blocks;
+    const int64_t i0 = block * rows / row_blocks, i1 = (block + 1) * rows / row_blocks;
+    if (length == 0 && !v->sum_into)
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t w = 0; w < n; ++w)
+          out[i * v->out_row + c0 + w] = 0;
+    for (int64_t k0 = 0; k0 < length; k0 += TC_KG) {
+      const int64_t kg = min_int64(TC_KG, length - k0);
+      const TC_REAL *as[TC_KG], *bs[TC_KG];
+      for (int64_t g = 0; g < kg; ++g) {
+        const int64_t k = k0 + g;
+        as[g] = a + k * a_k + i0 * v->a_row + c0;
+        bs[g] = b + k % v->points * v->b_point + k / v->points * v->b_dim + c0;
+      }
+      const bool first = k0 == 0 && !v->sum_into;
+      for (int64_t i = i0; i < i1; ++i) {
+        TC_NAME(omp_stream_segment)(n, kg, as, bs, out + i * v->out_row + c0, first);
+        for (int64_t g = 0; g < kg; ++g)
+          as[g] += v->a_row;
       }
     }
   }
-  scratch_destroy(&scratch);
   return TC_SUCCESS;
 }
 
@@ -335,3 +384,4 @@ static tc_err TC_NAME(omp_stream)(const omp_view *v, const void *a, const void *
 #undef TC_NR
 #undef TC_MI
 #undef TC_MJ
+#undef TC_KG
