@@ -20,7 +20,7 @@ for arg in "$@"; do
 done
 
 packages=(build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
-          python3-yaml python3-h5py python3-numpy)
+          python3-yaml python3-h5py python3-numpy python3-matplotlib shellcheck)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
