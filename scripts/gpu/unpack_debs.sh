@@ -11,7 +11,7 @@ done
 if [ -d "$staging/lib" ]; then
   mkdir -p "$staging/usr/lib"
   cp -a "$staging/lib/." "$staging/usr/lib/"
-  rm -rf "$staging/lib"
+  rm -rf "${staging:?}/lib"
 fi
 for entry in "$staging"/*; do
   cp -a "$entry" /
