@@ -159,7 +159,8 @@ static int64_t find_column(const int64_t *columns, int64_t begin, int64_t end, i
 
 /* The gather shared by matrices and vectors: every node's rows take the
  * contributions of the batch's cells around the node, in ascending cell
- * order, one thread per node. */
+ * order, one thread per node. Batches take cells in order, so a node's
+ * sum over all batches is in ascending cell order too. */
 static tc_err gather(const tc_assembly *assembly, int components, const tc_element_block *block,
                      bool matrix, double *values) {
   const tc_mesh_local *mesh = assembly->mesh;
@@ -170,8 +171,15 @@ static tc_err gather(const tc_assembly *assembly, int components, const tc_eleme
   TC_CHECK(block->cell_begin >= 0 && cell_end <= mesh->num_cells, TC_ERR_ARGUMENT,
            "element batch [%lld, %lld) is outside the %lld local cells",
            (long long)block->cell_begin, (long long)cell_end, (long long)mesh->num_cells);
+  /* Only the nodes the batch's cells touch can change: a range, as nodes and
+   * cells are both numbered box by box (computed here, not assumed). */
+  int64_t first_node = mesh->num_nodes, last_node = -1;
+  for (int64_t e = block->cell_begin * nodes_per_cell; e < cell_end * nodes_per_cell; ++e) {
+    first_node = mesh->cell_nodes[e] < first_node ? mesh->cell_nodes[e] : first_node;
+    last_node = mesh->cell_nodes[e] > last_node ? mesh->cell_nodes[e] : last_node;
+  }
 #pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t node = 0; node < mesh->num_nodes; ++node) {
+  for (int64_t node = first_node; node <= last_node; ++node) {
     for (int64_t e = mesh->node_cell_offsets[node]; e < mesh->node_cell_offsets[node + 1]; ++e) {
       const int64_t cell = mesh->node_cells[e];
       if (cell < block->cell_begin || cell >= cell_end)

@@ -187,7 +187,8 @@ static tc_err loop_setup(tc_loop *loop) {
       loop->input_needed[tc_physics_right_input(k)] = true;
     }
   const int64_t cells = loop->local->num_cells;
-  int64_t fit = (int64_t)(batch_memory_budget / bytes_per_cell(loop));
+  int64_t fit = config->batch_cells > 0 ? config->batch_cells
+                                         : (int64_t)(batch_memory_budget / bytes_per_cell(loop));
   loop->batch_cells = fit < 1 ? 1 : fit > cells ? cells : fit;
   if (loop->batch_cells < 1)
     loop->batch_cells = 1;

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 #define OMPI_SKIP_MPICXX 1 /* the C interface of MPI only */
@@ -117,6 +118,7 @@ struct tc_loop_cuda {
   /* mesh */
   double *coords;
   int64_t *cell_nodes, *node_cell_offsets, *node_cells;
+  const int64_t *host_cell_nodes; /* the mesh's own array, for the node range of a batch */
   int *node_cell_slots;
   /* reference basis and quadrature */
   double *ref_values, *ref_gradients, *weights;
@@ -485,9 +487,10 @@ __device__ int64_t find_column(const int64_t *columns, int64_t begin, int64_t en
 /// b*comp+j) of each of the node's cells in [begin, begin + cells), ascending.
 template <typename Real>
 __global__ void matrix_kernel(mesh_view m, device_csr csr, int components, int64_t begin,
-                              block_view<Real> block, double *__restrict__ values) {
+                              block_view<Real> block, int64_t first_row, int64_t end_row,
+                              double *__restrict__ values) {
   const int64_t end = begin + block.cells;
-  for (int64_t row = first_item(); row < csr.num_rows; row += item_stride()) {
+  for (int64_t row = first_row + first_item(); row < end_row; row += item_stride()) {
     const int64_t node = row / components;
     const int i = (int)(row % components);
     const int64_t row_begin = csr.row_offsets[row], row_end = csr.row_offsets[row + 1];
@@ -511,10 +514,11 @@ __global__ void matrix_kernel(mesh_view m, device_csr csr, int components, int64
 
 /// One thread per node-vector entry (node, component i), cells ascending.
 template <typename Real>
-__global__ void vector_kernel(mesh_view m, int64_t num_nodes, int components, int64_t begin,
-                              block_view<Real> block, double *__restrict__ node_values) {
+__global__ void vector_kernel(mesh_view m, int components, int64_t begin, block_view<Real> block,
+                              int64_t first_row, int64_t end_row,
+                              double *__restrict__ node_values) {
   const int64_t end = begin + block.cells;
-  for (int64_t row = first_item(); row < num_nodes * components; row += item_stride()) {
+  for (int64_t row = first_row + first_item(); row < end_row; row += item_stride()) {
     const int64_t node = row / components;
     const int i = (int)(row % components);
     double sum = node_values[row];
@@ -570,18 +574,28 @@ tc_err launch_assemble(const tc_loop_cuda *l, tc_kernel kernel, int64_t begin, i
   const int64_t size = (int64_t)l->num_fields * components;
   const Real *data = (const Real *)output;
   double *target = l->results[kernel];
+  /* Only the rows of nodes the batch's cells touch can change: a range, as
+   * nodes and cells are both numbered box by box (computed, not assumed). */
+  int64_t first_node = INT64_MAX, last_node = -1;
+  for (int64_t e = begin * l->num_fields; e < (begin + cells) * l->num_fields; ++e) {
+    first_node = l->host_cell_nodes[e] < first_node ? l->host_cell_nodes[e] : first_node;
+    last_node = l->host_cell_nodes[e] > last_node ? l->host_cell_nodes[e] : last_node;
+  }
+  if (last_node < 0)
+    return TC_SUCCESS;
+  const int64_t first_row = first_node * components, end_row = (last_node + 1) * components;
   if (tc_kernel_is_field_field(kernel)) {
     const block_view<Real> block = {data, cells, size, size, left};
     const device_csr csr = l->graphs[components == 3 ? 1 : 0];
-    TC_LAUNCH(matrix_kernel<Real>, csr.num_rows, l->stream, m, csr, components, begin, block,
-              target);
+    TC_LAUNCH(matrix_kernel<Real>, end_row - first_row, l->stream, m, csr, components, begin,
+              block, first_row, end_row, target);
     double *kept = l->results[RESULT_ELEMENT_MATRICES + kernel];
     if (kept)
       TC_LAUNCH(copy_cells_kernel<Real>, cells * size * size, l->stream, block, begin, kept);
   } else if (tc_kernel_is_data_field(kernel)) {
     const block_view<Real> block = {data, cells, size, 1, left};
-    TC_LAUNCH(vector_kernel<Real>, l->num_nodes * components, l->stream, m, l->num_nodes,
-              components, begin, block, target);
+    TC_LAUNCH(vector_kernel<Real>, end_row - first_row, l->stream, m, components, begin, block,
+              first_row, end_row, target);
   } else {
     const block_view<Real> block = {data, cells, 1, 1, left};
     TC_LAUNCH(copy_cells_kernel<Real>, cells, l->stream, block, begin, target);
@@ -677,6 +691,7 @@ extern "C" tc_err tc_loop_cuda_create(const tc_mesh_local *mesh, int64_t batch_c
   created->stream = (cudaStream_t)stream;
   created->num_cells = mesh->num_cells;
   created->num_nodes = mesh->num_nodes;
+  created->host_cell_nodes = mesh->cell_nodes;
   created->batch_cells = batch_cells;
   created->num_points = num_points;
   created->num_fields = mesh->nodes_per_cell;

@@ -163,6 +163,9 @@ static const option options[] = {
      &precision_names, FIELD(precision)},
     {"run", "steps", TYPE_INT64, "2", "assembly steps; phase times are summed over them",
      AT_LEAST(1), NULL, FIELD(steps)},
+    {"run", "batch_cells", TYPE_INT64, "0",
+     "cells per batch of the assembly loop (the workset); 0 = as many as fit in 512 MiB of "
+     "batch arrays", AT_LEAST(0), NULL, FIELD(batch_cells)},
     {"run", "gpu_sharing", TYPE_BOOL, "false",
      "let several ranks share one GPU when a node has more ranks than GPUs", ANY, NULL,
      FIELD(gpu_sharing)},

@@ -45,6 +45,7 @@ typedef struct {
   tc_variant variant;        ///< contraction algorithm, TC_VARIANT_AUTO = the backend's choice
   tc_precision precision;    ///< element type of the contractions
   int64_t steps;             ///< assembly steps (>= 1); times are summed over them
+  int64_t batch_cells;       ///< cells per batch of the assembly loop, 0 = fit a memory budget
   bool gpu_sharing;          ///< allow several ranks per GPU
   /* [verify] */
   tc_checks_mode checks;     ///< run the correctness checks (tc_config_checks_enabled)

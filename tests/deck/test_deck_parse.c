@@ -16,7 +16,8 @@ static const char *const all_keys[] = {
     "mesh.cells",          "mesh.length",          "mesh.distortion",  "element.order",
     "element.quadrature",  "physics.kernels",      "run.label",        "run.backend",
     "run.threads",         "run.layout",           "run.variant",      "run.precision",
-    "run.steps",           "run.gpu_sharing",      "verify.checks",    "verify.tolerance",
+    "run.steps",           "run.batch_cells",      "run.gpu_sharing",  "verify.checks",
+    "verify.tolerance",
     "verify.tolerance_float", "output.path",       "output.overwrite", "output.element_matrices",
     "output.report",
 };
@@ -33,6 +34,7 @@ static bool same_config(const tc_config *a, const tc_config *b) {
          a->quadrature == b->quadrature && strcmp(a->label, b->label) == 0 &&
          a->backend == b->backend && a->threads == b->threads && a->layout == b->layout &&
          a->variant == b->variant && a->precision == b->precision && a->steps == b->steps &&
+         a->batch_cells == b->batch_cells &&
          a->gpu_sharing == b->gpu_sharing && a->checks == b->checks &&
          a->tolerance == b->tolerance && a->tolerance_float == b->tolerance_float &&
          strcmp(a->path, b->path) == 0 && a->overwrite == b->overwrite &&
