@@ -76,14 +76,16 @@ static bool interior(const check_context *ctx, int64_t node) {
          k < m->global_nodes[2] - 1;
 }
 
-/* Sum over owned nodes of a node vector (all components), over all ranks. */
+/* Sum over owned nodes of a node vector (all components), over all ranks;
+ * of the magnitudes when absolute is set: the size that the round-off of a
+ * sum of these values is measured against. */
 static tc_err global_sum(const check_context *ctx, const double *values, int components,
-                         double *sum) {
+                         bool absolute, double *sum) {
   double total = 0.0;
   for (int64_t n = 0; n < ctx->local->num_nodes; ++n)
     if (owned(ctx, n))
       for (int i = 0; i < components; ++i)
-        total += values[n * components + i];
+        total += absolute ? fabs(values[n * components + i]) : values[n * components + i];
   TC_CALL(tc_allreduce_sum_double(ctx->comm, &total, 1));
   *sum = total;
   return TC_SUCCESS;
@@ -99,20 +101,6 @@ static tc_err global_max_abs(const check_context *ctx, const double *values, int
         largest = fmax(largest, fabs(values[n * components + i]));
   TC_CALL(tc_allreduce_max_double(ctx->comm, &largest, 1));
   *max = largest;
-  return TC_SUCCESS;
-}
-
-/* Sum of |values| over owned nodes (all components), over all ranks: the
- * size that the round-off of a sum of these values is measured against. */
-static tc_err global_sum_abs(const check_context *ctx, const double *values, int components,
-                             double *sum) {
-  double total = 0.0;
-  for (int64_t n = 0; n < ctx->local->num_nodes; ++n)
-    if (owned(ctx, n))
-      for (int i = 0; i < components; ++i)
-        total += fabs(values[n * components + i]);
-  TC_CALL(tc_allreduce_sum_double(ctx->comm, &total, 1));
-  *sum = total;
   return TC_SUCCESS;
 }
 
@@ -292,19 +280,19 @@ static tc_err check_integrals(check_context *ctx, double volume) {
             inexact_note(ctx, degree(ctx, 3 * p - 1, 0)));
   if (r->load) {
     double exact = tc_physics_exact_integral_u(f, L);
-    TC_CALL(global_sum(ctx, r->load, 1, &total));
+    TC_CALL(global_sum(ctx, r->load, 1, false, &total));
     add_check(ctx, "load vector (DataFieldScalar) sums to the integral of u", total, exact,
               fabs(exact), inexact_note(ctx, degree(ctx, 4 * p - 1, 1)));
   }
   if (r->flux_load) {
     double scale;
-    TC_CALL(global_sum(ctx, r->flux_load, 1, &total));
-    TC_CALL(global_sum_abs(ctx, r->flux_load, 1, &scale));
+    TC_CALL(global_sum(ctx, r->flux_load, 1, false, &total));
+    TC_CALL(global_sum(ctx, r->flux_load, 1, true, &scale));
     add_check(ctx, "flux load (DataFieldVector) sums to zero", total, 0.0, scale, NULL);
   }
   if (r->internal_force) {
     double scale, worst = 0.0;
-    TC_CALL(global_sum_abs(ctx, r->internal_force, 3, &scale));
+    TC_CALL(global_sum(ctx, r->internal_force, 3, true, &scale));
     for (int i = 0; i < 3; ++i) {
       double component = 0.0;
       for (int64_t n = 0; n < ctx->local->num_nodes; ++n)

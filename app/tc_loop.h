@@ -71,7 +71,8 @@ int64_t tc_loop_num_points(const tc_loop *loop);
 int64_t tc_loop_num_fields(const tc_loop *loop);
 /// The variant each selected kernel ran (as resolved by the backend).
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel);
-/// Floating-point operations of one step's contractions of a kernel on this rank.
+/// Floating-point operations of a kernel's contractions on this rank, summed over
+/// the steps run so far (the phase times are summed the same way).
 double tc_loop_kernel_flops(const tc_loop *loop, tc_kernel kernel);
 
 #endif
