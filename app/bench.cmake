@@ -1,7 +1,7 @@
 # app/bench.cmake: tcmini-bench, the kernel benchmark. tcmini_bench_core holds
-# its pieces (options, cases and verification, cache flush, roofline,
-# table/CSV) so that tests/app can link them; tcmini_bench adds main() and
-# the replay of HDF5 cases. Built once the contraction and device libraries exist.
+# its pieces (options, cases and verification, cache flush, roofline (the
+# GPU's too in CUDA builds), table/CSV) so that tests/app can link them;
+# tcmini_bench adds main() and the replay of HDF5 cases. Built once the contraction and device libraries exist.
 if(TARGET tc_contract AND TARGET tc_device)
   add_library(tcmini_bench_core STATIC
     bench_options.c bench_case.c bench_flush.c bench_roofline.c bench_report.c)
@@ -20,6 +20,13 @@ if(TARGET tc_contract AND TARGET tc_device)
   # The FMA-peak loop writes a*b+c; ISO C mode (-std=c11) turns contraction
   # into fused multiply-adds off, so allow it where the peak is measured.
   set_source_files_properties(bench_roofline.c PROPERTIES COMPILE_OPTIONS -ffp-contract=fast)
+  # The GPU's roofline (copy/triad kernels, FMA peak) for the CUDA backend's rows.
+  if(TCMINI_USE_CUDA)
+    target_sources(tcmini_bench_core PRIVATE bench_roofline_cuda.cu)
+    target_compile_options(tcmini_bench_core PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+    target_link_libraries(tcmini_bench_core PUBLIC CUDA::cudart)
+    set_target_properties(tcmini_bench_core PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
+  endif()
 
   add_executable(tcmini_bench tcmini_bench.c)
   set_target_properties(tcmini_bench PROPERTIES OUTPUT_NAME tcmini-bench)

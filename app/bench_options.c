@@ -81,6 +81,9 @@ static const option options_table[] = {
      " the table's reps column shows the runs timed"},
     {"sum-into", NULL, OPTION_FLAG, FIELD(sum_into), NULL, 0,
      "add to the output (Intrepid's sumInto) instead of overwriting it"},
+    {"no-yardstick", NULL, OPTION_FLAG, FIELD(no_yardstick), NULL, 0,
+     "CUDA backend: skip the cuBLAS strided-batched GEMM row timed after FieldField cases in"
+     " layout right"},
     {"csv", "FILE", OPTION_TEXT, FIELD(csv_path), NULL, 0, "also write the table as CSV"},
     {"replay", "FILE", OPTION_TEXT, FIELD(replay_path), NULL, 0,
      "run the contraction in an HDF5 file (datasets left, right; attribute kernel)"},

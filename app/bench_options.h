@@ -36,6 +36,7 @@ typedef struct {
   int64_t cells, left_fields, right_fields, points, dim1, dim2, memory_mb, reps, warmup;
   int64_t row_time_limit; ///< seconds; 0: no limit
   bool sum_into, help;
+  bool no_yardstick; ///< skip the cuBLAS rows of the CUDA backend
   uint64_t given; ///< bit i: option i of the table was on the command line
 
   /* The lists above, parsed. */

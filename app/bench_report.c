@@ -37,7 +37,7 @@ DEFINE_TEXT_COLUMN(kernel, tc_kernel_name(row->shape.kernel))
 DEFINE_TEXT_COLUMN(preset, row->preset)
 DEFINE_TEXT_COLUMN(backend, tc_backend_name(row->backend))
 DEFINE_INT_COLUMN(threads, row->threads)
-DEFINE_TEXT_COLUMN(variant, tc_variant_name(row->variant))
+DEFINE_TEXT_COLUMN(variant, row->yardstick != NULL ? row->yardstick : tc_variant_name(row->variant))
 DEFINE_TEXT_COLUMN(layout, tc_layout_name(row->shape.layout))
 DEFINE_TEXT_COLUMN(precision, tc_precision_name(row->shape.precision))
 DEFINE_INT_COLUMN(cells, row->shape.num_cells)
@@ -87,10 +87,12 @@ void bench_report_table_header(FILE *stream) {
           "Columns: times are per call (median, min, max of the timed repetitions, caches flushed\n"
           "before each); GFLOP/s counts 2 flops per multiply-add; GB/s counts compulsory traffic\n"
           "(inputs read once, output written once); %%roof = GFLOP/s over the roofline\n"
-          "min(FMA peak, AI x copy bandwidth) measured above for the row's thread count, and\n"
-          "'bound' names the smaller term (mem: AI x copy bandwidth, fma: FMA peak); speedup is\n"
-          "over the serial backend on the same case; rel_err = ||out - ref|| / ||ref|| against the\n"
-          "serial reference.\n");
+          "min(FMA peak, AI x copy bandwidth) measured above for the row's thread count (thr 0:\n"
+          "the GPU's), and 'bound' names the smaller term (mem: AI x copy bandwidth, fma: FMA\n"
+          "peak); speedup is over the serial backend on the same case; rel_err = ||out - ref|| /\n"
+          "||ref|| against the serial reference. Variant 'cublas' rows time cuBLAS's\n"
+          "strided-batched GEMM on the same arrays (the vendor yardstick for FieldField in layout\n"
+          "right).\n");
   for (int i = 0; i < COLUMN_COUNT; ++i)
     fprintf(stream, "%s%*s", i ? " " : "", columns[i].width, columns[i].name);
   fprintf(stream, "\n");

@@ -2,7 +2,8 @@
  * chosen backends, variants, layouts and precisions with the seeds' method
  * (random inputs, warm-up, repetitions each after a cache flush, median),
  * verifies every row against the serial reference, and compares with the
- * roofline it measures itself. Replays a contraction stored in HDF5. Runs on
+ * roofline it measures itself (the CPU's per thread count, the GPU's for the
+ * CUDA backend, where cuBLAS's batched GEMM is timed as a yardstick too). Replays a contraction stored in HDF5. Runs on
  * one rank: under mpirun the other ranks wait. Exit code: 0 when every row
  * is verified, 1 on a failed row or an error, 2 on a bad command line. */
 #include <math.h>
@@ -21,6 +22,10 @@
 #ifdef TC_HAVE_HDF5
 #include "tc_replay.h"
 #endif
+#ifdef TC_HAVE_CUDA
+#include "bench_roofline_cuda.h"
+#include "contract_cuda_yardstick.h"
+#endif
 
 enum { EXIT_VERIFY_FAILED = 1, EXIT_BAD_OPTIONS = 2 };
 enum { MAX_CONFIGS = TC_BACKEND_COUNT * BENCH_MAX_THREAD_COUNTS };
@@ -29,7 +34,7 @@ enum { MAX_CONFIGS = TC_BACKEND_COUNT * BENCH_MAX_THREAD_COUNTS };
 typedef struct {
   tc_backend_kind backend;
   int threads;                    /* OpenMP threads; 1 serial; 0 CUDA */
-  const bench_roofline *roofline; /* NULL where none was measured (CUDA) */
+  const bench_roofline *roofline; /* the CPU's for its thread count, the GPU's for CUDA */
 } backend_config;
 
 /* The state of one benchmark run. */
@@ -39,6 +44,9 @@ typedef struct {
   int num_configs;
   bench_roofline rooflines[BENCH_MAX_THREAD_COUNTS + 1];
   int num_rooflines;
+  bool has_gpu_roofline;
+  bench_roofline gpu_roofline;
+  char gpu_description[256];
   size_t flush_bytes;
   bench_flush *host_flush; /* shared by the CPU backends */
   FILE *csv;
@@ -63,8 +71,34 @@ static const bench_roofline *find_roofline(const bench_run *run, int threads) {
 /* STREAM arrays of 4x the last-level cache: far from any cache. */
 static size_t stream_array_bytes(void) { return 4 * bench_machine_last_level_cache(); }
 
+/* STREAM arrays on the GPU: 512 MiB each, ~10x the L2 of an H100/H200. */
+static const size_t gpu_stream_array_bytes = (size_t)512 << 20;
+
+#ifdef TC_HAVE_CUDA
+/* Opens the GPU as the CUDA rows will (a clear error without one) and
+ * measures its roofline. */
+static tc_err measure_gpu_roofline(bench_run *run) {
+  tc_device_options options = {.backend = TC_BACKEND_CUDA, .local_rank = 0, .local_size = 1,
+                               .allow_gpu_sharing = true};
+  tc_device *device = NULL;
+  TC_CALL(tc_device_create(&options, &device));
+  snprintf(run->gpu_description, sizeof run->gpu_description, "%s", tc_device_description(device));
+  tc_err err = bench_roofline_measure_cuda(gpu_stream_array_bytes, &run->gpu_roofline);
+  tc_device_destroy(&device);
+  TC_CALL(err);
+  run->has_gpu_roofline = true;
+  return TC_SUCCESS;
+}
+#else
+static tc_err measure_gpu_roofline(bench_run *run) {
+  (void)run;
+  TC_FAIL(TC_ERR_UNSUPPORTED, "backend cuda is not compiled into this build");
+}
+#endif
+
 /* Backends x thread counts, serial first so that every other row has its
- * serial time to compare with; one roofline per CPU thread count. */
+ * serial time to compare with; one roofline per CPU thread count, and the
+ * GPU's for the CUDA backend. */
 static tc_err plan_configs(bench_run *run) {
   const bench_options *o = run->options;
   int thread_counts[BENCH_MAX_THREAD_COUNTS];
@@ -90,15 +124,24 @@ static tc_err plan_configs(bench_run *run) {
     }
   for (int c = 0; c < run->num_configs; ++c) {
     int threads = run->configs[c].threads;
+    if (run->configs[c].backend == TC_BACKEND_CUDA && !run->has_gpu_roofline)
+      TC_CALL(measure_gpu_roofline(run));
     if (threads == 0 || find_roofline(run, threads) != NULL)
       continue;
     TC_CALL(bench_roofline_measure(threads, stream_array_bytes(), &run->rooflines[run->num_rooflines]));
     run->num_rooflines++;
   }
   for (int c = 0; c < run->num_configs; ++c)
-    if (run->configs[c].threads > 0)
-      run->configs[c].roofline = find_roofline(run, run->configs[c].threads);
+    run->configs[c].roofline = run->configs[c].backend == TC_BACKEND_CUDA
+                                   ? &run->gpu_roofline
+                                   : find_roofline(run, run->configs[c].threads);
   return TC_SUCCESS;
+}
+
+static void print_roofline(const bench_roofline *r, const char *label) {
+  printf("  %7d  %9.1f  %10.1f  %18.1f  %17.1f%s\n", r->threads, 1e-9 * r->copy_bytes_per_second,
+         1e-9 * r->triad_bytes_per_second, 1e-9 * r->fma_flops_per_second[TC_DOUBLE],
+         1e-9 * r->fma_flops_per_second[TC_FLOAT], label);
 }
 
 static void print_machine(const bench_run *run) {
@@ -117,11 +160,13 @@ static void print_machine(const bench_run *run) {
   printf("roofline (measured here; STREAM arrays 3 x %.0f MiB, best of passes):\n",
          (double)stream_array_bytes() / (1 << 20));
   printf("  threads  copy GB/s  triad GB/s  FMA double GFLOP/s  FMA float GFLOP/s\n");
-  for (int i = 0; i < run->num_rooflines; ++i) {
-    const bench_roofline *r = &run->rooflines[i];
-    printf("  %7d  %9.1f  %10.1f  %18.1f  %17.1f\n", r->threads, 1e-9 * r->copy_bytes_per_second,
-           1e-9 * r->triad_bytes_per_second, 1e-9 * r->fma_flops_per_second[TC_DOUBLE],
-           1e-9 * r->fma_flops_per_second[TC_FLOAT]);
+  for (int i = 0; i < run->num_rooflines; ++i)
+    print_roofline(&run->rooflines[i], "");
+  if (run->has_gpu_roofline) {
+    printf("GPU: %s (device memory, STREAM arrays 3 x %.0f MiB, best of 10; FMA units, not tensor\n"
+           "cores; shown as threads 0):\n",
+           run->gpu_description, (double)gpu_stream_array_bytes / (1 << 20));
+    print_roofline(&run->gpu_roofline, " (GPU)");
   }
   printf("\n");
 }
@@ -145,22 +190,33 @@ typedef struct {
   bench_flush *device_flush; /* owned: CUDA only */
   tc_device_timer *timer;
   device_arrays arrays;
+  void *yardstick;     /* tc_cuda_yardstick: CUDA FieldField cases in layout right */
+  bool use_yardstick;  /* the row being timed is the yardstick's */
 } bench_device;
+
+/* The timed call: the contraction through the public seam, or the yardstick. */
+static tc_err run_contraction(bench_device *d, const tc_contraction *shape, tc_variant variant) {
+  device_arrays *a = &d->arrays;
+#ifdef TC_HAVE_CUDA
+  if (d->use_yardstick)
+    return tc_cuda_yardstick_run(d->yardstick, shape, a->left, a->right, a->output);
+#endif
+  return tc_contract(tc_device_contract_backend(d->device), shape, variant, a->left, a->right,
+                     a->output, tc_device_stream(d->device));
+}
 
 /* One run after a cache flush; only the contraction is timed. With sum_into
  * the output is first reset (untimed), so that every run computes the same
  * result. */
 static tc_err run_once(bench_device *d, const tc_contraction *shape, tc_variant variant,
                        double *seconds) {
-  const tc_contract_backend *backend = tc_device_contract_backend(d->device);
   device_arrays *a = &d->arrays;
   if (shape->sum_into)
     TC_CALL(tc_device_copy_on_device(d->device, a->output, a->initial_output, a->output_bytes));
   TC_CALL(bench_flush_run(d->flush));
   TC_CALL(tc_device_synchronize(d->device));
   TC_CALL(tc_device_timer_start(d->timer));
-  TC_CALL(tc_contract(backend, shape, variant, a->left, a->right, a->output,
-                      tc_device_stream(d->device)));
+  TC_CALL(run_contraction(d, shape, variant));
   TC_CALL(tc_device_timer_stop(d->timer));
   return tc_device_timer_seconds(d->timer, seconds);
 }
@@ -212,7 +268,10 @@ static tc_err run_row(bench_run *run, const backend_config *config, bench_device
   row.preset = preset;
   row.backend = config->backend;
   row.threads = tc_device_num_threads(d->device);
-  TC_CALL(tc_contract_resolve(tc_device_contract_backend(d->device), shape, variant, &row.variant));
+  if (d->use_yardstick)
+    row.yardstick = "cublas";
+  else
+    TC_CALL(tc_contract_resolve(tc_device_contract_backend(d->device), shape, variant, &row.variant));
 
   int64_t output_count = tc_contraction_output_count(shape);
   if (!shape->sum_into) { /* an entry the kernel never writes stays NaN and fails */
@@ -280,6 +339,11 @@ static void close_device(bench_device *d) {
   }
   tc_device_timer_destroy(&d->timer);
   bench_flush_destroy(&d->device_flush);
+#ifdef TC_HAVE_CUDA
+  tc_cuda_yardstick *yardstick = d->yardstick;
+  tc_cuda_yardstick_destroy(&yardstick);
+  d->yardstick = NULL;
+#endif
   tc_device_destroy(&d->device);
 }
 
@@ -347,6 +411,17 @@ static tc_err run_config(bench_run *run, const backend_config *config, const lay
     int count = variants_for(run, tc_device_contract_backend(d.device), &host->shape, variants);
     for (int v = 0; v < count && err == TC_SUCCESS; ++v)
       err = run_row(run, config, &d, host, preset, variants[v], serial_median, capture);
+#ifdef TC_HAVE_CUDA
+    if (err == TC_SUCCESS && config->backend == TC_BACKEND_CUDA && !run->options->no_yardstick &&
+        tc_cuda_yardstick_supports(&host->shape)) {
+      tc_cuda_yardstick *yardstick = NULL;
+      err = tc_cuda_yardstick_create(tc_device_stream(d.device), &yardstick);
+      d.yardstick = yardstick;
+      d.use_yardstick = true;
+      if (err == TC_SUCCESS)
+        err = run_row(run, config, &d, host, preset, TC_VARIANT_AUTO, serial_median, NULL);
+    }
+#endif
   }
   close_device(&d);
   return err;
