@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tc_basis.h"
+#include "tc_exchange_cuda.h"
 #include "tc_fault.h"
 #include "tc_function_space.h"
 #include "tc_geometry.h"
@@ -24,6 +25,7 @@ struct tc_loop {
   tc_device *device;
   const tc_contract_backend *backend;
   tc_loop_cuda *gpu; /* CUDA: geometry, inputs and assembly on the device (tc_loop_cuda) */
+  tc_exchange_cuda *gpu_exchange; /* CUDA with run.exchange = device or gpu-aware */
   bool host_matrices_stale; /* CUDA: the host's matrices lag the device's (tc_loop_finish) */
   tc_layout layout;
   tc_precision precision;
@@ -202,6 +204,9 @@ static tc_err loop_setup(tc_loop *loop) {
                                 tc_physics_default_fields(), tc_assembly_graph(loop->assembly, 1),
                                 tc_assembly_graph(loop->assembly, 3), &loop->results,
                                 tc_device_stream(loop->device), &loop->gpu));
+  if (on_gpu && config->exchange != TC_EXCHANGE_HOST)
+    TC_CALL(tc_exchange_cuda_create(loop->mesh, 3, config->exchange == TC_EXCHANGE_GPU_AWARE,
+                                    tc_device_stream(loop->device), &loop->gpu_exchange));
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
     if (!config->kernels[k])
       continue;
@@ -232,6 +237,7 @@ void tc_loop_destroy(tc_loop **loop) {
   tc_loop *l = *loop;
   if (!l)
     return;
+  tc_exchange_cuda_destroy(&l->gpu_exchange);
   tc_loop_cuda_destroy(&l->gpu);
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     tc_device_free(l->device, &l->input_device[i]);
@@ -425,20 +431,36 @@ static void host_reduce_rows(tc_loop *loop) {
                                       r->elasticity_diagonal);
 }
 
-/* The GPU's host_reduce_rows, then the node and cell vectors copied to the
- * host (the exchange reads them); the matrices stay on the device until
- * tc_loop_finish. */
+/* The GPU's host_reduce_rows, then (host exchange) the node and cell
+ * vectors copied to the host, which the exchange reads; the matrices stay on
+ * the device until tc_loop_finish. */
 static tc_err gpu_reduce_rows(tc_loop *loop) {
   TC_CALL(tc_loop_cuda_reduce_rows(loop->gpu));
-  TC_CALL(tc_loop_cuda_copy_results(loop->gpu, TC_LOOP_CUDA_VECTORS, &loop->results));
+  if (!loop->gpu_exchange)
+    TC_CALL(tc_loop_cuda_copy_results(loop->gpu, TC_LOOP_CUDA_VECTORS, &loop->results));
   loop->host_matrices_stale = true;
   return TC_SUCCESS;
+}
+
+/* The exchange on the GPU: every node vector summed there, then the node and
+ * cell vectors copied to the host. */
+static tc_err gpu_exchange(tc_loop *loop) {
+  double *vectors[TC_LOOP_CUDA_MAX_NODE_VECTORS];
+  int components[TC_LOOP_CUDA_MAX_NODE_VECTORS];
+  int count = tc_loop_cuda_node_vectors(loop->gpu, vectors, components);
+  for (int i = 0; i < count; ++i)
+    TC_CALL(tc_exchange_cuda_sum(loop->gpu_exchange, vectors[i], components[i]));
+  return tc_loop_cuda_copy_results(loop->gpu, TC_LOOP_CUDA_VECTORS, &loop->results);
 }
 
 /* Every node vector summed over the ranks that share its nodes. */
 static tc_err finish_step(tc_loop *loop, tc_timers *timers) {
   tc_loop_results *r = &loop->results;
   TC_CALL(tc_timer_start(timers, TC_PHASE_EXCHANGE));
+  if (loop->gpu_exchange) {
+    TC_CALL(gpu_exchange(loop));
+    return tc_timer_stop(timers, TC_PHASE_EXCHANGE);
+  }
   struct {
     double *values;
     int components;

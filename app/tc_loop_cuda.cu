@@ -845,3 +845,16 @@ extern "C" tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, int kinds,
   TC_CUDA_CALL(cudaStreamSynchronize(loop->stream));
   return TC_SUCCESS;
 }
+
+extern "C" int tc_loop_cuda_node_vectors(tc_loop_cuda *loop, double *vectors[], int components[]) {
+  constexpr int kNodeVectors[TC_LOOP_CUDA_MAX_NODE_VECTORS] = {
+      RESULT_LUMPED_MASS,   RESULT_STIFFNESS_DIAGONAL, RESULT_ELASTICITY_DIAGONAL,
+      TC_DATA_FIELD_SCALAR, TC_DATA_FIELD_VECTOR,      TC_DATA_FIELD_TENSOR};
+  int count = 0;
+  for (int which : kNodeVectors)
+    if (loop->results[which] && loop->num_nodes > 0) {
+      vectors[count] = loop->results[which];
+      components[count++] = (int)(loop->result_counts[which] / loop->num_nodes);
+    }
+  return count;
+}

@@ -24,6 +24,9 @@ extern "C" {
 
 typedef struct tc_loop_cuda tc_loop_cuda;
 
+/// Node vectors of a loop (tc_loop_cuda_node_vectors).
+enum { TC_LOOP_CUDA_MAX_NODE_VECTORS = 6 };
+
 /// The device results tc_loop_cuda_copy_results copies back (flags).
 typedef enum {
   /// Node vectors (lumped mass and diagonals included) and cell arrays: a
@@ -106,6 +109,12 @@ tc_err tc_loop_cuda_reduce_rows(tc_loop_cuda *loop);
 /// the other host arrays are left alone. Synchronous.
 tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, int kinds, tc_loop_results *host);
 
+/// The device twins of the node vectors that exist (lumped mass, stiffness
+/// and elasticity diagonals, load, flux load, internal force), each
+/// [num_nodes][components[i]], for the shared-node exchange on the GPU.
+/// Returns how many were written (at most TC_LOOP_CUDA_MAX_NODE_VECTORS).
+int tc_loop_cuda_node_vectors(tc_loop_cuda *loop, double *vectors[], int components[]);
+
 #else /* no CUDA backend in this build: the calls exist and refuse */
 
 #define TC_LOOP_CUDA_UNSUPPORTED_                                              \
@@ -156,6 +165,11 @@ static inline tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, int kinds,
                                                tc_loop_results *host) {
   (void)loop, (void)kinds, (void)host;
   return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline int tc_loop_cuda_node_vectors(tc_loop_cuda *loop, double *vectors[],
+                                            int components[]) {
+  (void)loop, (void)vectors, (void)components;
+  return 0;
 }
 
 #endif

@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
 tc_err tc_parallel_init(int *argc, char ***argv) {
   int provided = 0;
   TC_MPI_CALL(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
@@ -33,6 +37,14 @@ int tc_size(MPI_Comm comm) {
   int size = 1;
   MPI_Comm_size(comm, &size);
   return size;
+}
+
+bool tc_parallel_cuda_aware(void) {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
 }
 
 tc_err tc_node_local_rank(MPI_Comm comm, int *local_rank, int *local_size) {
@@ -123,7 +135,7 @@ tc_err tc_gather(MPI_Comm comm, const void *send, int bytes_per_rank, void *rece
   return TC_SUCCESS;
 }
 
-noreturn void tc_abort(MPI_Comm comm, int exit_code, const char *fmt, ...) {
+TC_NORETURN void tc_abort(MPI_Comm comm, int exit_code, const char *fmt, ...) {
   char message[1024];
   va_list args;
   va_start(args, fmt);

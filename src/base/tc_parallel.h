@@ -5,10 +5,18 @@
 #define TC_PARALLEL_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
-#include <stdnoreturn.h>
 
 #include "tc_error.h"
+
+/// C11's _Noreturn, spelt so that C++ translation units (the .cu files) can
+/// include this header too.
+#ifdef __cplusplus
+#define TC_NORETURN [[noreturn]]
+#else
+#define TC_NORETURN _Noreturn
+#endif
 
 /// Fails the current function with TC_ERR_MPI and MPI's own message.
 #define TC_MPI_CALL(expr)                                                      \
@@ -39,6 +47,11 @@ int tc_size(MPI_Comm comm);
 /// Collective on comm.
 tc_err tc_node_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
 
+/// Whether the MPI library takes CUDA device pointers in its calls (Open
+/// MPI's MPIX_Query_cuda_support where mpi-ext.h offers it; false for a
+/// library that cannot say). Not collective.
+bool tc_parallel_cuda_aware(void);
+
 /// Agrees on failure: every rank passes its own status and all return the
 /// same one. If any rank failed, the error of the lowest failing rank (code,
 /// message prefixed with "rank N: " when the job has several ranks, unless
@@ -66,7 +79,7 @@ tc_err tc_gather(MPI_Comm comm, const void *send, int bytes_per_rank, void *rece
 /// Prints "tcmini: error on rank R: message" to stderr and aborts every rank
 /// of comm with the given exit code. For failures that cannot be agreed on
 /// (a rank that cannot reach the next collective). Not collective.
-noreturn void tc_abort(MPI_Comm comm, int exit_code, const char *fmt, ...)
+TC_NORETURN void tc_abort(MPI_Comm comm, int exit_code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #endif

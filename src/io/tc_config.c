@@ -114,6 +114,7 @@ static const char *backend_name(int value) { return tc_backend_name((tc_backend_
 static const char *variant_name(int value) { return tc_variant_name((tc_variant)value); }
 static const char *precision_name(int value) { return tc_precision_name((tc_precision)value); }
 static const char *checks_name(int value) { return tc_checks_mode_name((tc_checks_mode)value); }
+static const char *exchange_name(int value) { return tc_exchange_mode_name((tc_exchange_mode)value); }
 static const char *layout_name(int value) {
   return value == TC_CONFIG_LAYOUT_AUTO ? "auto" : tc_layout_name((tc_layout)value);
 }
@@ -122,6 +123,7 @@ static const enum_names backend_names = {0, TC_BACKEND_COUNT, backend_name};
 static const enum_names variant_names = {0, TC_VARIANT_COUNT, variant_name};
 static const enum_names precision_names = {0, TC_PRECISION_COUNT, precision_name};
 static const enum_names checks_names = {0, TC_CHECKS_COUNT, checks_name};
+static const enum_names exchange_names = {0, TC_EXCHANGE_COUNT, exchange_name};
 static const enum_names layout_names = {TC_CONFIG_LAYOUT_AUTO, TC_LAYOUT_COUNT, layout_name};
 
 #define ANY {-INFINITY, INFINITY, false, false}
@@ -169,6 +171,11 @@ static const option options[] = {
     {"run", "gpu_sharing", TYPE_BOOL, "false",
      "let several ranks share one GPU when a node has more ranks than GPUs", ANY, NULL,
      FIELD(gpu_sharing)},
+    {"run", "exchange", TYPE_ENUM, "host",
+     "where the cuda backend sums shared nodes: host = node vectors copied back and summed "
+     "there; device = packed and summed on the GPU, only shared values travel (via host "
+     "buffers); gpu-aware = as device, with GPU buffers handed to a CUDA-aware MPI",
+     ANY, &exchange_names, FIELD(exchange)},
     {"verify", "checks", TYPE_ENUM, "auto",
      "correctness checks (a failed check fails the run); auto = on for boxes of at most "
      "2000000 cells",
@@ -192,6 +199,11 @@ static const option options[] = {
 };
 
 enum { NUM_OPTIONS = sizeof options / sizeof options[0] };
+
+const char *tc_exchange_mode_name(tc_exchange_mode mode) {
+  static const char *const names[TC_EXCHANGE_COUNT] = {"host", "device", "gpu-aware"};
+  return (int)mode >= 0 && mode < TC_EXCHANGE_COUNT ? names[mode] : "unknown";
+}
 
 const char *tc_checks_mode_name(tc_checks_mode mode) {
   static const char *const names[TC_CHECKS_COUNT] = {"auto", "on", "off"};
@@ -642,6 +654,15 @@ static tc_err validate(const tc_config *config, const provenance *from) {
     free(available.data);
     return err;
   }
+  const char *exchange_from = from->where[option_index(FIELD(exchange))];
+  TC_CHECK(config->exchange == TC_EXCHANGE_HOST || config->backend == TC_BACKEND_CUDA, TC_ERR_INPUT,
+           "%s: [run] exchange: '%s' sums on the GPU and needs run.backend = cuda (got %s)",
+           exchange_from, tc_exchange_mode_name(config->exchange),
+           tc_backend_name(config->backend));
+  TC_CHECK(config->exchange != TC_EXCHANGE_GPU_AWARE || tc_parallel_cuda_aware(), TC_ERR_INPUT,
+           "%s: [run] exchange: 'gpu-aware' needs a CUDA-aware MPI, and this MPI library is not "
+           "one (MPIX_Query_cuda_support); use run.exchange = device",
+           exchange_from);
   return TC_SUCCESS;
 }
 

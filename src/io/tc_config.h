@@ -22,6 +22,14 @@ enum { TC_CONFIG_LAYOUT_AUTO = -1 };
 /// verify.checks.
 typedef enum { TC_CHECKS_AUTO, TC_CHECKS_ON, TC_CHECKS_OFF, TC_CHECKS_COUNT } tc_checks_mode;
 
+/// run.exchange: where the CUDA backend sums the values of shared nodes.
+typedef enum {
+  TC_EXCHANGE_HOST,      ///< node vectors copied to the host, summed there (tc_mesh_sum_shared)
+  TC_EXCHANGE_DEVICE,    ///< packed and summed on the GPU; only shared values travel, via host buffers
+  TC_EXCHANGE_GPU_AWARE, ///< as device, with device buffers handed to a CUDA-aware MPI
+  TC_EXCHANGE_COUNT
+} tc_exchange_mode;
+
 /// Boxes with at most this many cells run the checks when verify.checks = auto.
 #define TC_CHECKS_AUTO_MAX_CELLS INT64_C(2000000)
 
@@ -47,6 +55,7 @@ typedef struct {
   int64_t steps;             ///< assembly steps (>= 1); times are summed over them
   int64_t batch_cells;       ///< cells per batch of the assembly loop, 0 = fit a memory budget
   bool gpu_sharing;          ///< allow several ranks per GPU
+  tc_exchange_mode exchange; ///< where the CUDA backend sums shared nodes (host for CPU backends)
   /* [verify] */
   tc_checks_mode checks;     ///< run the correctness checks (tc_config_checks_enabled)
   double tolerance;          ///< relative tolerance of the checks in double precision
@@ -120,5 +129,8 @@ void tc_config_format_double(double value, char text[TC_CONFIG_DOUBLE_CHARS]);
 
 /// "auto", "on", "off".
 const char *tc_checks_mode_name(tc_checks_mode mode);
+
+/// "host", "device", "gpu-aware".
+const char *tc_exchange_mode_name(tc_exchange_mode mode);
 
 #endif

@@ -12,7 +12,7 @@
 
 #include "tc_parallel.h"
 
-enum { EXCHANGE_TAG = 7411 };
+enum { EXCHANGE_TAG = 7411, MAX_NEIGHBORS = 26 };
 
 static const double pi = 3.14159265358979323846;
 
@@ -38,8 +38,8 @@ struct tc_mesh {
    * with this rank, listed by ascending global id (both sides list the same
    * box of the global node grid in the same order). */
   int num_neighbors;
-  int neighbor_rank[26];
-  int64_t neighbor_offsets[27];
+  int neighbor_rank[MAX_NEIGHBORS];
+  int64_t neighbor_offsets[MAX_NEIGHBORS + 1];
   int64_t *neighbor_nodes;
 
   /* Summation plan. Shared node s (local id shared_nodes[s]) is the sum of the
@@ -550,7 +550,7 @@ void tc_mesh_rank_grid(const tc_mesh *mesh, int grid[3], int position[3]) {
 /* --- shared-node sums ------------------------------------------------------------ */
 
 static tc_err allocate_exchange(const tc_mesh *mesh, int components, double **send,
-                                double **receive, MPI_Request **requests) {
+                                double **receive) {
   int64_t entries = mesh->neighbor_offsets[mesh->num_neighbors];
   for (int n = 0; n < mesh->num_neighbors; ++n)
     TC_CHECK(mesh->neighbor_offsets[n + 1] - mesh->neighbor_offsets[n] <= INT_MAX / components,
@@ -559,16 +559,24 @@ static tc_err allocate_exchange(const tc_mesh *mesh, int components, double **se
              (long long)(mesh->neighbor_offsets[n + 1] - mesh->neighbor_offsets[n]), components);
   TC_CALLOC(*send, entries * components);
   TC_CALLOC(*receive, entries * components);
-  TC_CALLOC(*requests, 2 * mesh->num_neighbors);
   return TC_SUCCESS;
 }
 
-static tc_err exchange_and_sum(const tc_mesh *mesh, double *values, int components, double *send,
-                               double *receive, MPI_Request *requests) {
+void tc_mesh_get_exchange_plan(const tc_mesh *mesh, tc_mesh_exchange_plan *plan) {
+  *plan = (tc_mesh_exchange_plan){.num_neighbors = mesh->num_neighbors,
+                                  .neighbor_rank = mesh->neighbor_rank,
+                                  .neighbor_offsets = mesh->neighbor_offsets,
+                                  .neighbor_nodes = mesh->neighbor_nodes,
+                                  .num_shared = mesh->num_shared,
+                                  .shared_nodes = mesh->shared_nodes,
+                                  .shared_term_offsets = mesh->shared_term_offsets,
+                                  .shared_terms = mesh->shared_terms};
+}
+
+tc_err tc_mesh_exchange_packed(const tc_mesh *mesh, int components, const double *send,
+                               double *receive) {
   const int64_t *offsets = mesh->neighbor_offsets;
-  for (int64_t e = 0; e < offsets[mesh->num_neighbors]; ++e)
-    memcpy(&send[e * components], &values[mesh->neighbor_nodes[e] * components],
-           sizeof(double) * components);
+  MPI_Request requests[2 * MAX_NEIGHBORS];
   for (int n = 0; n < mesh->num_neighbors; ++n) {
     int count = (int)((offsets[n + 1] - offsets[n]) * components);
     TC_MPI_CALL(MPI_Irecv(&receive[offsets[n] * components], count, MPI_DOUBLE,
@@ -580,6 +588,16 @@ static tc_err exchange_and_sum(const tc_mesh *mesh, double *values, int componen
                           EXCHANGE_TAG, mesh->comm, &requests[mesh->num_neighbors + n]));
   }
   TC_MPI_CALL(MPI_Waitall(2 * mesh->num_neighbors, requests, MPI_STATUSES_IGNORE));
+  return TC_SUCCESS;
+}
+
+static tc_err exchange_and_sum(const tc_mesh *mesh, double *values, int components, double *send,
+                               double *receive) {
+  const int64_t *offsets = mesh->neighbor_offsets;
+  for (int64_t e = 0; e < offsets[mesh->num_neighbors]; ++e)
+    memcpy(&send[e * components], &values[mesh->neighbor_nodes[e] * components],
+           sizeof(double) * components);
+  TC_CALL(tc_mesh_exchange_packed(mesh, components, send, receive));
 
   for (int64_t s = 0; s < mesh->num_shared; ++s) {
     double *own = &values[mesh->shared_nodes[s] * components];
@@ -598,7 +616,6 @@ static tc_err exchange_and_sum(const tc_mesh *mesh, double *values, int componen
 tc_err tc_mesh_sum_shared(const tc_mesh *mesh, double *values, int components) {
   TC_CHECK(mesh != NULL, TC_ERR_ARGUMENT, "tc_mesh_sum_shared: mesh is NULL");
   double *send = NULL, *receive = NULL;
-  MPI_Request *requests = NULL;
   tc_err status;
   if (components < 1)
     status = tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
@@ -607,12 +624,11 @@ tc_err tc_mesh_sum_shared(const tc_mesh *mesh, double *values, int components) {
     status = tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
                             "tc_mesh_sum_shared: values is NULL");
   else
-    status = allocate_exchange(mesh, components, &send, &receive, &requests);
+    status = allocate_exchange(mesh, components, &send, &receive);
   status = tc_parallel_agree(mesh->comm, status);
   if (status == TC_SUCCESS)
-    status = exchange_and_sum(mesh, values, components, send, receive, requests);
+    status = exchange_and_sum(mesh, values, components, send, receive);
   free(send);
   free(receive);
-  free(requests);
   return status;
 }

@@ -77,6 +77,37 @@ void tc_mesh_rank_grid(const tc_mesh *mesh, int grid[3], int position[3]);
 /// mesh's communicator.
 tc_err tc_mesh_sum_shared(const tc_mesh *mesh, double *values, int components);
 
+/// The plan tc_mesh_sum_shared runs, for callers that pack and sum shared
+/// values themselves (the GPU assembly loop): a read-only view into the
+/// mesh, valid while it lives. Packed buffers hold, for neighbour n in
+/// ascending rank order, the values of its shared nodes at entries
+/// [neighbor_offsets[n], neighbor_offsets[n + 1]), [entries][components].
+typedef struct {
+  int num_neighbors;                  ///< ranks sharing nodes with this one
+  const int *neighbor_rank;           ///< [num_neighbors], ascending
+  const int64_t *neighbor_offsets;    ///< [num_neighbors + 1]
+  const int64_t *neighbor_nodes;      ///< [neighbor_offsets[num_neighbors]]: local node of each entry
+  int64_t num_shared;                 ///< local nodes that some neighbour shares
+  const int64_t *shared_nodes;        ///< [num_shared]: their local ids
+  const int64_t *shared_term_offsets; ///< [num_shared + 1]
+  /// Shared node s sums terms [shared_term_offsets[s], shared_term_offsets[s + 1]) in this
+  /// order (ascending contributing rank): -1 is this rank's own value, t >= 0 entry t of the
+  /// received buffer.
+  const int64_t *shared_terms;
+} tc_mesh_exchange_plan;
+
+/// Fills *plan with the mesh's exchange plan. Not collective.
+void tc_mesh_get_exchange_plan(const tc_mesh *mesh, tc_mesh_exchange_plan *plan);
+
+/// Sends the packed buffer send to the neighbours and receives theirs into
+/// receive (both [neighbor_offsets[num_neighbors]][components] doubles):
+/// host memory, or device memory when the MPI library is CUDA-aware
+/// (tc_parallel_cuda_aware). Each message must fit an int count (the
+/// caller checks, as tc_mesh_sum_shared does, before any rank starts).
+/// Collective with the neighbours.
+tc_err tc_mesh_exchange_packed(const tc_mesh *mesh, int components, const double *send,
+                               double *receive);
+
 /// Physical position of a global node of the generated box (with distortion),
 /// the function the generator uses; for tests and exact-solution checks.
 void tc_mesh_node_position(const tc_mesh_options *options, int64_t i, int64_t j,

@@ -16,8 +16,8 @@ static const char *const all_keys[] = {
     "mesh.cells",          "mesh.length",          "mesh.distortion",  "element.order",
     "element.quadrature",  "physics.kernels",      "run.label",        "run.backend",
     "run.threads",         "run.layout",           "run.variant",      "run.precision",
-    "run.steps",           "run.batch_cells",      "run.gpu_sharing",  "verify.checks",
-    "verify.tolerance",
+    "run.steps",           "run.batch_cells",      "run.gpu_sharing",  "run.exchange",
+    "verify.checks",       "verify.tolerance",
     "verify.tolerance_float", "output.path",       "output.overwrite", "output.element_matrices",
     "output.report",
 };
@@ -35,7 +35,8 @@ static bool same_config(const tc_config *a, const tc_config *b) {
          a->backend == b->backend && a->threads == b->threads && a->layout == b->layout &&
          a->variant == b->variant && a->precision == b->precision && a->steps == b->steps &&
          a->batch_cells == b->batch_cells &&
-         a->gpu_sharing == b->gpu_sharing && a->checks == b->checks &&
+         a->gpu_sharing == b->gpu_sharing && a->exchange == b->exchange &&
+         a->checks == b->checks &&
          a->tolerance == b->tolerance && a->tolerance_float == b->tolerance_float &&
          strcmp(a->path, b->path) == 0 && a->overwrite == b->overwrite &&
          a->element_matrices == b->element_matrices && strcmp(a->report, b->report) == 0;
@@ -52,6 +53,7 @@ static void test_defaults(void) {
   EXPECT_STREQ(config.label, "hex");
   EXPECT(config.backend == TC_BACKEND_OPENMP, "backend");
   EXPECT(config.threads == 0 && config.steps == 2 && !config.gpu_sharing, "run");
+  EXPECT(config.exchange == TC_EXCHANGE_HOST, "exchange");
   EXPECT(config.layout == TC_CONFIG_LAYOUT_AUTO && config.variant == TC_VARIANT_AUTO, "auto");
   EXPECT(config.precision == TC_DOUBLE, "precision");
   EXPECT(config.checks == TC_CHECKS_AUTO && config.tolerance == 1e-9, "verify");

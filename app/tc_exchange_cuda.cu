@@ -1,0 +1,193 @@
+/* tc_exchange_cuda: shared-node sums of device-resident node vectors (see
+ * tc_exchange_cuda.h): pack kernel, messages through tc_mesh_exchange_packed
+ * (host-staged or CUDA-aware), sum kernel in tc_mesh_sum_shared's order. */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+extern "C" {
+#include "tc_exchange_cuda.h"
+#include "tc_parallel.h"
+}
+
+#define TC_CUDA_CALL(expr)                                                     \
+  do {                                                                         \
+    cudaError_t tc_cuda_rc_ = (expr);                                          \
+    if (tc_cuda_rc_ != cudaSuccess)                                            \
+      TC_FAIL(TC_ERR_CUDA, "%s failed: %s", #expr, cudaGetErrorString(tc_cuda_rc_)); \
+  } while (0)
+
+struct tc_exchange_cuda {
+  const tc_mesh *mesh;
+  cudaStream_t stream;
+  bool gpu_aware;
+  int max_components;
+  int64_t entries, num_shared;
+  int64_t *neighbor_nodes, *shared_nodes, *term_offsets, *terms; /* device copies of the plan */
+  double *send, *receive;                                        /* device, packed */
+  double *host_send, *host_receive;                              /* pinned, when not gpu_aware */
+};
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_blocks(int64_t items) {
+  return (unsigned)std::min<int64_t>((items + kThreads - 1) / kThreads, 1 << 20);
+}
+
+/// send[e][c] = values[neighbor_nodes[e]][c].
+__global__ void pack_kernel(const double *__restrict__ values,
+                            const int64_t *__restrict__ neighbor_nodes, int64_t entries,
+                            int components, double *__restrict__ send) {
+  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < entries * components;
+       t += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t e = t / components;
+    send[t] = values[neighbor_nodes[e] * components + (t - e * components)];
+  }
+}
+
+/// Shared node s's component c becomes the sum of its terms, in the plan's
+/// order: -1 its own value, t >= 0 received entry t (tc_mesh_sum_shared).
+__global__ void sum_kernel(double *__restrict__ values, const int64_t *__restrict__ shared_nodes,
+                           const int64_t *__restrict__ term_offsets,
+                           const int64_t *__restrict__ terms, int64_t num_shared, int components,
+                           const double *__restrict__ receive) {
+  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < num_shared * components;
+       t += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t s = t / components;
+    const int c = (int)(t - s * components);
+    double *own = &values[shared_nodes[s] * components + c];
+    const int64_t first = term_offsets[s], last = term_offsets[s + 1];
+    double total = terms[first] < 0 ? *own : receive[terms[first] * components + c];
+    for (int64_t k = first + 1; k < last; ++k)
+      total += terms[k] < 0 ? *own : receive[terms[k] * components + c];
+    *own = total;
+  }
+}
+
+template <typename T> tc_err upload(T **device, const T *host, int64_t count, cudaStream_t stream) {
+  *device = nullptr;
+  if (count <= 0)
+    return TC_SUCCESS;
+  TC_CUDA_CALL(cudaMalloc((void **)device, (size_t)count * sizeof(T)));
+  TC_CUDA_CALL(cudaMemcpyAsync(*device, host, (size_t)count * sizeof(T), cudaMemcpyHostToDevice,
+                               stream));
+  return TC_SUCCESS;
+}
+
+tc_err allocate(tc_exchange_cuda *x, const tc_mesh_exchange_plan &plan) {
+  for (int n = 0; n < plan.num_neighbors; ++n)
+    TC_CHECK(plan.neighbor_offsets[n + 1] - plan.neighbor_offsets[n] <= INT_MAX / x->max_components,
+             TC_ERR_UNSUPPORTED,
+             "GPU exchange: %lld shared nodes x %d components exceed one MPI message",
+             (long long)(plan.neighbor_offsets[n + 1] - plan.neighbor_offsets[n]), x->max_components);
+  const int64_t terms = plan.shared_term_offsets[plan.num_shared];
+  TC_CALL(upload(&x->neighbor_nodes, plan.neighbor_nodes, x->entries, x->stream));
+  TC_CALL(upload(&x->shared_nodes, plan.shared_nodes, x->num_shared, x->stream));
+  TC_CALL(upload(&x->term_offsets, plan.shared_term_offsets, x->num_shared + 1, x->stream));
+  TC_CALL(upload(&x->terms, plan.shared_terms, terms, x->stream));
+  const size_t bytes = (size_t)std::max<int64_t>(x->entries, 1) * x->max_components * sizeof(double);
+  TC_CUDA_CALL(cudaMalloc((void **)&x->send, bytes));
+  TC_CUDA_CALL(cudaMalloc((void **)&x->receive, bytes));
+  if (!x->gpu_aware) {
+    TC_CUDA_CALL(cudaMallocHost((void **)&x->host_send, bytes));
+    TC_CUDA_CALL(cudaMallocHost((void **)&x->host_receive, bytes));
+  }
+  TC_CUDA_CALL(cudaStreamSynchronize(x->stream));
+  return TC_SUCCESS;
+}
+
+/// Packs on the device and brings the packed values to where MPI reads them.
+tc_err pack(tc_exchange_cuda *x, const double *device_values, int components) {
+  const int64_t items = x->entries * components;
+  if (items > 0) {
+    pack_kernel<<<grid_blocks(items), kThreads, 0, x->stream>>>(device_values, x->neighbor_nodes,
+                                                                 x->entries, components, x->send);
+    TC_CUDA_CALL(cudaGetLastError());
+    if (!x->gpu_aware)
+      TC_CUDA_CALL(cudaMemcpyAsync(x->host_send, x->send, (size_t)items * sizeof(double),
+                                   cudaMemcpyDeviceToHost, x->stream));
+  }
+  TC_CUDA_CALL(cudaStreamSynchronize(x->stream));
+  return TC_SUCCESS;
+}
+
+/// Brings the received values to the device and sums them in.
+tc_err sum_in(tc_exchange_cuda *x, double *device_values, int components) {
+  const int64_t items = x->num_shared * components;
+  if (!x->gpu_aware && x->entries > 0)
+    TC_CUDA_CALL(cudaMemcpyAsync(x->receive, x->host_receive,
+                                 (size_t)(x->entries * components) * sizeof(double),
+                                 cudaMemcpyHostToDevice, x->stream));
+  if (items > 0) {
+    sum_kernel<<<grid_blocks(items), kThreads, 0, x->stream>>>(
+        device_values, x->shared_nodes, x->term_offsets, x->terms, x->num_shared, components,
+        x->receive);
+    TC_CUDA_CALL(cudaGetLastError());
+  }
+  return TC_SUCCESS;
+}
+
+} // namespace
+
+extern "C" tc_err tc_exchange_cuda_create(const tc_mesh *mesh, int max_components, bool gpu_aware,
+                                          void *stream, tc_exchange_cuda **exchange) {
+  *exchange = nullptr;
+  TC_CHECK(max_components >= 1, TC_ERR_ARGUMENT, "GPU exchange: max_components must be >= 1, got %d",
+           max_components);
+  tc_exchange_cuda *x = (tc_exchange_cuda *)calloc(1, sizeof *x);
+  TC_CHECK(x, TC_ERR_MEMORY, "GPU exchange: out of host memory");
+  tc_mesh_exchange_plan plan;
+  tc_mesh_get_exchange_plan(mesh, &plan);
+  x->mesh = mesh;
+  x->stream = static_cast<cudaStream_t>(stream);
+  x->gpu_aware = gpu_aware;
+  x->max_components = max_components;
+  x->entries = plan.neighbor_offsets[plan.num_neighbors];
+  x->num_shared = plan.num_shared;
+  tc_err err = allocate(x, plan);
+  if (err != TC_SUCCESS) {
+    tc_exchange_cuda_destroy(&x);
+    return err;
+  }
+  *exchange = x;
+  return TC_SUCCESS;
+}
+
+extern "C" void tc_exchange_cuda_destroy(tc_exchange_cuda **exchange) {
+  tc_exchange_cuda *x = *exchange;
+  if (!x)
+    return;
+  // Release has no error path; a fault shows at the next synchronisation.
+  (void)cudaFree(x->neighbor_nodes);
+  (void)cudaFree(x->shared_nodes);
+  (void)cudaFree(x->term_offsets);
+  (void)cudaFree(x->terms);
+  (void)cudaFree(x->send);
+  (void)cudaFree(x->receive);
+  (void)cudaFreeHost(x->host_send);
+  (void)cudaFreeHost(x->host_receive);
+  free(x);
+  *exchange = nullptr;
+}
+
+extern "C" tc_err tc_exchange_cuda_sum(tc_exchange_cuda *exchange, double *device_values,
+                                       int components) {
+  tc_exchange_cuda *x = exchange;
+  tc_err err = components >= 1 && components <= x->max_components
+                   ? pack(x, device_values, components)
+                   : tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
+                                    "GPU exchange: %d components, expected 1..%d", components,
+                                    x->max_components);
+  /* A rank whose pack failed must not leave its neighbours waiting. */
+  TC_CALL(tc_parallel_agree(tc_mesh_comm(x->mesh), err));
+  TC_CALL(tc_mesh_exchange_packed(x->mesh, components, x->gpu_aware ? x->send : x->host_send,
+                                  x->gpu_aware ? x->receive : x->host_receive));
+  return sum_in(x, device_values, components);
+}
