@@ -37,8 +37,8 @@
 #   TCMINI_COLLECT    1: run the collector after a sweep [1]
 #   TCMINI_PYTHON     Python with PyYAML (and matplotlib for plots) [python3]
 #   TCMINI_DRY_RUN    1: print the launch lines, run nothing, write nothing [0]
-# Exit status: 0 if every run (and the collector) succeeded, 1 if any failed,
-# 2 for bad parameters.
+# Exit status: 0 if every run (and the collector) succeeded, 1 if any failed
+# (a run fails when its launcher fails or it wrote no report), 2 for bad parameters.
 set -euo pipefail
 
 die() {
@@ -161,6 +161,14 @@ if [[ $launcher == auto ]]; then
 fi
 [[ $launcher == srun || $launcher == mpirun ]] ||
   die "TCMINI_LAUNCHER must be auto, srun or mpirun, got '$launcher'"
+# srun starts Open MPI ranks only with an MPI plugin (pmix); a cluster whose
+# default is none starts ranks that fail in MPI_Init: say what to set.
+if [[ $launcher == srun && $dry_run != 1 && -z ${SLURM_MPI_TYPE:-} &&
+      ${TCMINI_SRUN_FLAGS:-} != *--mpi* ]] &&
+    grep -Eq '^MpiDefault += none$' <<<"$(scontrol show config 2>/dev/null)"; then
+  note "warning: this cluster's srun starts no MPI plugin (MpiDefault=none), so MPI ranks" \
+    "cannot start: set TCMINI_SRUN_FLAGS=--mpi=pmix (srun --mpi=list shows the plugins)"
+fi
 gpu_bind=${TCMINI_GPU_BIND:-node}
 [[ $gpu_bind == node || $gpu_bind == task ]] ||
   die "TCMINI_GPU_BIND must be node or task, got '$gpu_bind'"
@@ -288,9 +296,14 @@ for ranks in "${rank_counts[@]}"; do
       continue
     fi
     print_command "${command[@]}" | tee -a "$out/commands.txt"
+    rm -f "$out/$name.yaml"
     if ! "${command[@]}" 2>&1 | tee "$out/$name.log"; then
       failed+=("$name")
       note "run $name failed (log: $out/$name.log)"
+    elif [[ ! -s $out/$name.yaml ]]; then
+      # srun (Slurm 22.05) can return 0 when a step fails to launch.
+      failed+=("$name")
+      note "run $name wrote no report, though its launcher returned 0 (log: $out/$name.log)"
     fi
   done
 done
