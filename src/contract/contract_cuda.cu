@@ -11,6 +11,7 @@ extern "C" {
 }
 
 #include "contract_cuda_kernels.cuh"
+#include "contract_cuda_mma.cuh"
 
 namespace {
 
@@ -21,13 +22,19 @@ constexpr int64_t kSliceSharedBytes = 32 * 1024;
 constexpr int64_t kSliceMaxRightFields = 1024;
 /// Longest contraction TEAM_PACKED packs (a group of at most 16 lanes).
 constexpr int64_t kPackedMaxLength = 16;
+/// Longest contraction and most entries per cell STAGED takes (a tile holds
+/// 2048 words of A per block; its index arithmetic is 32-bit).
+constexpr int64_t kStagedMaxLength = 2048;
+constexpr int64_t kStagedMaxRows = 4096;
+/// Largest TEAM_DEPTH2 team (D1*D2 threads in one block).
+constexpr int64_t kMaxTeam = 1024;
 /// AUTO's thresholds (see cuda_choose).
-constexpr int64_t kFlatFieldFieldFloatMaxLength = 24;
-constexpr int64_t kFlatDataFieldMaxLength = 128;
-constexpr int64_t kFlatDataDataMaxLength = 16;
-constexpr int64_t kFlatDataDataFloatMaxLength = 32;
+constexpr int64_t kFlatFieldFieldMaxLength = 24;
+constexpr int64_t kFlatDataFieldMaxLength = 8;
+constexpr int64_t kStagedDataFieldMaxLength = 512;
+constexpr int64_t kStagedDataFieldFloatMaxLength = 256;
 constexpr int64_t kLongContraction = 1024;
-constexpr int64_t kFewCells = 40000;
+constexpr int64_t kLongDataFieldLeft = 1536;
 
 /// Strides (cell, row, k) of a logical (C, rows, P, D1, D2) array with K =
 /// P*D1*D2 collapsed as described in tc_cuda_problem.
@@ -122,6 +129,61 @@ enum tile_config {
   TILE_16x2_4C
 };
 
+/// Tensor-core tiles (double only, contract_cuda_mma.cuh): MMA_32, a 32 x 32
+/// output tile per block of 4 warps, k walked 32 at a time, 3 stages; MMA_64,
+/// 64 x 64 per block of 8 warps, k 16 at a time, 4 stages, 2 blocks per
+/// multiprocessor. Measured on an H200 (docs/cuda.md) against the FMA tile:
+/// at 27 x 27 MMA_32 is 1.2-1.8x faster, at 64 x 64 and 125 x 125 MMA_64
+/// 1.2-2.1x (and at least as fast as the 128 x 128 tiles tried); at 8 x 8 the
+/// FMA tile is 2-6x faster than either.
+enum mma_config { MMA_NONE, MMA_32, MMA_64 };
+
+/// Whether this build runs the tensor-core tile on the GPU: its m16n8k16
+/// f64 instruction needs sm_90 code (a build for an older target only, or a
+/// GPU older than Hopper, keeps the FMA tile). Asked once per process (a
+/// rank drives one GPU).
+bool mma_available() {
+  static const bool available = [] {
+    cudaFuncAttributes attributes;
+    if (cudaFuncGetAttributes(&attributes, tc_cuda::mma_kernel<2, 2, 1, 2, 32, 3, true, 1>) !=
+        cudaSuccess) {
+      (void)cudaGetLastError(); // no image for this GPU: clear, keep the FMA tile
+      return false;
+    }
+    return attributes.ptxVersion >= 90 && attributes.binaryVersion >= 90;
+  }();
+  return available;
+}
+
+/// The tensor-core tile for a FieldField product, or MMA_NONE where the FMA
+/// tile serves: float, arrays whose k is not contiguous (layout left),
+/// min(L, R) <= 8, and builds or GPUs without sm_90 code.
+mma_config choose_mma(const tc_cuda_problem &p, bool is_double) {
+  const int64_t m = std::min(p.I, p.J);
+  if (!is_double || p.a_k != 1 || p.b_k != 1 || m <= 8 || !mma_available())
+    return MMA_NONE;
+  return m <= 32 ? MMA_32 : MMA_64;
+}
+
+tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, const double *B,
+               double *out, cudaStream_t stream) {
+  using namespace tc_cuda;
+  switch (config) {
+  case MMA_32:
+    return mma_launch<2, 2, 1, 2, 32, 3, 1>(p, A, B, out, stream);
+  case MMA_64:
+    return mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
+  default:
+    TC_FAIL(TC_ERR_INTERNAL, "no tensor-core tile %d", (int)config);
+  }
+}
+
+/// Float has no tensor-core tile: choose_mma never picks one for it.
+tc_err run_mma(mma_config, const tc_cuda_problem &, const float *, const float *, float *,
+               cudaStream_t) {
+  TC_FAIL(TC_ERR_INTERNAL, "the tensor-core tile is double precision only");
+}
+
 tile_config choose_tile(int64_t I, int64_t J, bool layout_left) {
   const int64_t m = std::min(I, J);
   if (m <= 8)
@@ -154,10 +216,55 @@ tc_err grid_size(int64_t tasks, int64_t per_block, unsigned *blocks) {
   return TC_SUCCESS;
 }
 
+/// Threads the current GPU holds at once (multiprocessors x threads each).
+tc_err resident_threads(int64_t *threads) {
+  int device = 0, sms = 0, per_sm = 0;
+  cudaError_t rc = cudaGetDevice(&device);
+  if (rc == cudaSuccess)
+    rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (rc == cudaSuccess)
+    rc = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device);
+  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the multiprocessor limits: %s",
+           cudaGetErrorString(rc));
+  *threads = (int64_t)sms * per_sm;
+  return TC_SUCCESS;
+}
+
 tc_err check_launch(tc_variant variant, const tc_contraction *s) {
   cudaError_t rc = cudaGetLastError();
   TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "CUDA %s launch of %s failed: %s",
            tc_variant_name(variant), tc_kernel_name(s->kernel), cudaGetErrorString(rc));
+  return TC_SUCCESS;
+}
+
+/// STAGED: R = 64 bytes / element words per thread and array; a tile of
+/// entries whose A words fill the block once; as many lanes per sum (a power
+/// of two up to the block) as leave no thread idle.
+template <typename T, bool BCAST>
+tc_err run_staged(const tc_cuda_problem &p, const T *A, const T *B, T *out, cudaStream_t stream) {
+  using namespace tc_cuda;
+  constexpr int R = 64 / (int)sizeof(T), words = kStagedThreads * R;
+  staged_shape shape;
+  shape.per_tile = (int)(words / p.K);
+  shape.group = 1;
+  while (shape.group < kStagedThreads &&
+         (int64_t)shape.per_tile * shape.group * 2 <= kStagedThreads)
+    shape.group *= 2;
+  shape.k = make_fast_divisor((uint32_t)p.K);
+  shape.rows = make_fast_divisor((uint32_t)p.I);
+  shape.bcast = make_fast_divisor(BCAST ? (uint32_t)p.b_mod : 1u);
+  const bool paired = !BCAST && p.I == 1;
+  // The most cells per_tile consecutive entries touch: ceil((per_tile-1)/I) + 1.
+  const int64_t b_words = ((shape.per_tile - 1 + p.I - 1) / p.I + 1) * p.b_c;
+  const size_t shared = (words + (paired ? 0 : b_words)) * sizeof(T);
+  unsigned blocks;
+  TC_CALL(grid_size(p.C * p.I, shape.per_tile, &blocks));
+  if (paired)
+    staged_kernel<T, R, false, true>
+        <<<blocks, kStagedThreads, shared, stream>>>(p, A, B, out, shape);
+  else
+    staged_kernel<T, R, BCAST, false>
+        <<<blocks, kStagedThreads, shared, stream>>>(p, A, B, out, shape);
   return TC_SUCCESS;
 }
 
@@ -168,13 +275,23 @@ tc_err run_generic(const tc_contraction *s, tc_variant variant, const tc_cuda_pr
   const int64_t outputs = p.C * p.I * p.J;
   unsigned blocks;
   switch (variant) {
-  case TC_VARIANT_FLAT:
+  case TC_VARIANT_FLAT: {
+    int64_t resident = 0;
     TC_CALL(grid_size(outputs, kBlockThreads, &blocks));
-    flat_kernel<T, BCAST><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
+    TC_CALL(resident_threads(&resident));
+    if (p.output_left && outputs > resident)
+      flat_kernel<T, BCAST, true><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
+    else
+      flat_kernel<T, BCAST, false><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
     break;
+  }
   case TC_VARIANT_TEAMSTRIDE:
+    // 8 teams of 32 per block; in layout left each warp spans 8 teams.
     TC_CALL(grid_size(outputs, kBlockThreads / 32, &blocks));
-    group_kernel<T, 32, BCAST><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
+    if (p.output_left)
+      team_left_kernel<T, BCAST><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
+    else
+      group_kernel<T, 32, BCAST><<<blocks, kBlockThreads, 0, stream>>>(p, A, B, out);
     break;
   case TC_VARIANT_TEAM_PACKED: {
     const int group = p.K <= 2 ? 2 : p.K <= 4 ? 4 : p.K <= 8 ? 8 : 16;
@@ -193,9 +310,19 @@ tc_err run_generic(const tc_contraction *s, tc_variant variant, const tc_cuda_pr
     // A block sized to the contraction: a warp per 32 entries, up to 8 warps.
     const int threads = (int)std::min<int64_t>(kBlockThreads, (p.K + 31) / 32 * 32);
     TC_CALL(grid_size(outputs, 1, &blocks));
-    block_kernel<T, BCAST><<<blocks, threads, 0, stream>>>(p, A, B, out);
+    block_kernel<T, BCAST, false><<<blocks, threads, 0, stream>>>(p, A, B, out, 1);
     break;
   }
+  case TC_VARIANT_TEAM_DEPTH2: {
+    // The team: D1*D2 threads, in whole warps.
+    const int team = (int)(s->dim1 * s->dim2);
+    TC_CALL(grid_size(outputs, 1, &blocks));
+    block_kernel<T, BCAST, true><<<blocks, (team + 31) / 32 * 32, 0, stream>>>(p, A, B, out, team);
+    break;
+  }
+  case TC_VARIANT_STAGED:
+    TC_CALL((run_staged<T, BCAST>(p, A, B, out, stream)));
+    break;
   default:
     TC_FAIL(TC_ERR_INTERNAL, "CUDA variant %s has no generic kernel", tc_variant_name(variant));
   }
@@ -218,6 +345,11 @@ tc_err run_field_field(const tc_contraction *s, tc_variant variant, const tc_cud
     return check_launch(variant, s);
   }
   if (variant == TC_VARIANT_TILING) {
+    const mma_config mma = choose_mma(p, sizeof(T) == sizeof(double));
+    if (mma != MMA_NONE) {
+      TC_CALL(run_mma(mma, p, A, B, out, stream));
+      return check_launch(variant, s);
+    }
     const tile_config config = choose_tile(p.I, p.J, p.output_left);
     const int64_t side = config == TILE_8x1 || config == TILE_8x1_4C ? 8 : 16;
     const int64_t tile = side * (config == TILE_16x4                               ? 4
@@ -284,36 +416,50 @@ bool cuda_supports(const tc_contraction *s, tc_variant variant) {
     return tc_kernel_is_field_field(s->kernel) && s->num_right_fields <= kSliceMaxRightFields;
   case TC_VARIANT_TILING:
     return tc_kernel_is_field_field(s->kernel);
+  case TC_VARIANT_TEAM_DEPTH2:
+    return s->dim1 * s->dim2 >= 2 && s->dim1 * s->dim2 <= kMaxTeam;
+  case TC_VARIANT_STAGED:
+    return !tc_kernel_is_field_field(s->kernel) && s->layout == TC_LAYOUT_RIGHT &&
+           tc_contraction_length(s) <= kStagedMaxLength && s->num_left_fields <= kStagedMaxRows;
   default:
     return false;
   }
 }
 
 /// AUTO's rule table, read off the timings of every variant at the preset
-/// shapes with ~1 GB working sets on an H200 (docs/cuda.md): double in both
-/// layouts, float in layout right (float in layout left follows double).
+/// shapes with ~1 GB working sets on an H200 (docs/cuda.md), double and float
+/// in both layouts.
 tc_variant cuda_choose(const tc_contraction *s) {
   const int64_t K = tc_contraction_length(s);
   const bool single = s->precision == TC_FLOAT, right = s->layout == TC_LAYOUT_RIGHT;
-  // FieldField: shared-memory tiles win at every measured point but short
-  // float sums on 8 x 8 matrices in layout right.
+  // FieldField: shared-memory tiles win but for short sums (K <= 24) on
+  // 8 x 8 matrices in layout left (FLAT's cell-grouped order) and in float.
   if (tc_kernel_is_field_field(s->kernel))
-    return single && right && K <= kFlatFieldFieldFloatMaxLength &&
-                   std::min(s->num_left_fields, s->num_right_fields) <= 8
+    return std::min(s->num_left_fields, s->num_right_fields) <= 8 &&
+                   K <= kFlatFieldFieldMaxLength && (single || !right)
                ? TC_VARIANT_FLAT
                : TC_VARIANT_TILING;
-  // Cell index fastest: one thread per entry reads coalesced words, unless
-  // there are too few cells to fill the GPU and each sum is long.
+  const bool data_field = tc_kernel_is_data_field(s->kernel);
+  // Cell index fastest: one thread per entry reads coalesced words; for long
+  // double sums a team per contraction (its warps still reading adjacent
+  // cells) keeps more loads in flight (DataField: only for the longest, as
+  // its FLAT threads carry a field each). In float FLAT wins throughout.
   if (!right)
-    return tc_kernel_is_data_data(s->kernel) && s->num_cells < kFewCells &&
-                   K >= kLongContraction
+    return !single && K >= (data_field ? kLongDataFieldLeft : kLongContraction)
                ? TC_VARIANT_TEAMSTRIDE
                : TC_VARIANT_FLAT;
-  // Layout right: each sum is contiguous; a warp per sum once it is long.
-  if (tc_kernel_is_data_field(s->kernel))
-    return K <= kFlatDataFieldMaxLength ? TC_VARIANT_FLAT : TC_VARIANT_TEAMSTRIDE;
-  if (K <= (single ? kFlatDataDataFloatMaxLength : kFlatDataDataMaxLength))
+  // Layout right: a cell's inputs are contiguous, and STAGED reads runs of
+  // cells as coalesced words; DataField with the shortest sums is as fast
+  // with FLAT, and with long ones teams win.
+  if (data_field && K <= kFlatDataFieldMaxLength)
     return TC_VARIANT_FLAT;
+  const int64_t staged_max = !data_field ? kStagedMaxLength
+                             : single    ? kStagedDataFieldFloatMaxLength
+                                         : kStagedDataFieldMaxLength;
+  if (K <= staged_max && cuda_supports(s, TC_VARIANT_STAGED))
+    return TC_VARIANT_STAGED;
+  if (data_field)
+    return TC_VARIANT_TEAMSTRIDE;
   return !single && K >= kLongContraction ? TC_VARIANT_TEAM_DEPTH1 : TC_VARIANT_TEAMSTRIDE;
 }
 

@@ -57,13 +57,14 @@ __device__ __forceinline__ void store(const tc_cuda_problem &p, T *out, int64_t 
   *o = p.sum_into ? *o + value : value;
 }
 
-/// Partial dot product of A(c,i,:) and B(c,j,:) over k = first, first+step, ...
+/// Partial dot product of A(c,i,:) and B(c,j,:) over k = first, first+step, ... < end.
 template <typename T, bool BCAST>
 __device__ __forceinline__ T dot(const tc_cuda_problem &p, const T *__restrict__ a,
-                                 const T *__restrict__ b, int64_t first, int64_t step) {
+                                 const T *__restrict__ b, int64_t first, int64_t end,
+                                 int64_t step) {
   T sum = 0;
 #pragma unroll 4
-  for (int64_t k = first; k < p.K; k += step)
+  for (int64_t k = first; k < end; k += step)
     sum += a[k * p.a_k] * b[b_index<BCAST>(p, k) * p.b_k];
   return sum;
 }
@@ -75,17 +76,40 @@ __device__ __forceinline__ T warp_sum(T value, int width) {
   return value;
 }
 
-/// FLAT: one thread per output entry, grid-stride over all entries. With
-/// layout left, adjacent threads take adjacent cells: every load coalesces.
-template <typename T, bool BCAST>
+/// Cells per group in FLAT's layout-left order.
+constexpr int64_t kFlatCellGroup = 256;
+
+/// FLAT: one thread per output entry, grid-stride over all entries, threads
+/// in output order: in layout left adjacent threads take adjacent cells, so
+/// every load coalesces. GROUPED (layout left only): kFlatCellGroup adjacent
+/// cells of one (i,j) take consecutive threads and the next threads the next
+/// (i,j) of the same cells, so all outputs of a group of cells run at about
+/// the same time and re-read its rows (DataField's data row: once per field)
+/// from cache rather than from DRAM; the launch uses it only when the outputs
+/// outnumber the threads the GPU holds at once (when they all run together,
+/// grouping only makes many multiprocessors read the same lines at once, and
+/// measured slower).
+template <typename T, bool BCAST, bool GROUPED>
 __global__ void flat_kernel(tc_cuda_problem p, const T *__restrict__ A, const T *__restrict__ B,
                             T *__restrict__ out) {
-  const int64_t total = p.C * p.I * p.J;
+  constexpr int64_t G = kFlatCellGroup;
+  const int64_t rows = p.I * p.J;
+  const int64_t total = GROUPED ? (p.C + G - 1) / G * G * rows : p.C * rows;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total;
        e += (int64_t)gridDim.x * blockDim.x) {
     int64_t c, i, j;
-    output_entry(p, e, c, i, j);
-    const T sum = dot<T, BCAST>(p, A + c * p.a_c + i * p.a_i, B + c * p.b_c + j * p.b_j, 0, 1);
+    if (GROUPED) {
+      const int64_t run = e / G, row = run % rows;
+      c = run / rows * G + e % G;
+      i = row % p.I;
+      j = row / p.I;
+      if (c >= p.C)
+        continue;
+    } else {
+      output_entry(p, e, c, i, j);
+    }
+    const T sum =
+        dot<T, BCAST>(p, A + c * p.a_c + i * p.a_i, B + c * p.b_c + j * p.b_j, 0, p.K, 1);
     store(p, out, c, i, j, sum);
   }
 }
@@ -109,7 +133,8 @@ __global__ void group_kernel(tc_cuda_problem p, const T *__restrict__ A, const T
     T sum = 0;
     if (e < total) {
       output_entry(p, e, c, i, j);
-      sum = dot<T, BCAST>(p, A + c * p.a_c + i * p.a_i, B + c * p.b_c + j * p.b_j, member, G);
+      sum = dot<T, BCAST>(p, A + c * p.a_c + i * p.a_i, B + c * p.b_c + j * p.b_j, member, p.K,
+                          G);
     }
     sum = warp_sum(sum, G);
     if (e < total && member == 0)
@@ -117,20 +142,32 @@ __global__ void group_kernel(tc_cuda_problem p, const T *__restrict__ A, const T
   }
 }
 
-/// TEAM_DEPTH1: one block per contraction, threads stride over the collapsed
-/// index, block reduction (shuffles, then one word per warp in shared memory).
-template <typename T, bool BCAST>
+/// TEAM_DEPTH1 (DEPTH2 false): one block per contraction, threads stride over
+/// the collapsed index. TEAM_DEPTH2 (DEPTH2 true, the seeds' 3.3.2): one block
+/// per contraction whose first `team` = D1*D2 threads each own one (d1,d2) and
+/// sum over the points: k = p*team + t in layout right, t*P + p in layout left
+/// (the block is rounded up to whole warps; the lanes past `team` add 0).
+/// Both end in a block reduction (shuffles, then one word per warp in shared
+/// memory).
+template <typename T, bool BCAST, bool DEPTH2>
 __global__ void block_kernel(tc_cuda_problem p, const T *__restrict__ A, const T *__restrict__ B,
-                             T *__restrict__ out) {
+                             T *__restrict__ out, int team) {
   __shared__ T partial[32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int warps = (blockDim.x + 31) / 32;
   const int64_t total = p.C * p.I * p.J;
+  const int64_t points = p.K / team;
   for (int64_t e = blockIdx.x; e < total; e += gridDim.x) {
     int64_t c, i, j;
     output_entry(p, e, c, i, j);
-    T sum = dot<T, BCAST>(p, A + c * p.a_c + i * p.a_i, B + c * p.b_c + j * p.b_j, threadIdx.x,
-                          blockDim.x);
+    const T *a = A + c * p.a_c + i * p.a_i, *b = B + c * p.b_c + j * p.b_j;
+    const int64_t t = threadIdx.x;
+    T sum = 0;
+    if (!DEPTH2)
+      sum = dot<T, BCAST>(p, a, b, t, p.K, blockDim.x);
+    else if (t < team)
+      sum = p.output_left ? dot<T, BCAST>(p, a, b, t * points, (t + 1) * points, 1)
+                          : dot<T, BCAST>(p, a, b, t, p.K, team);
     sum = warp_sum(sum, 32);
     if (lane == 0)
       partial[warp] = sum;
@@ -139,6 +176,182 @@ __global__ void block_kernel(tc_cuda_problem p, const T *__restrict__ A, const T
       sum = warp_sum(lane < warps ? partial[lane] : T(0), 32);
       if (lane == 0)
         store(p, out, c, i, j, sum);
+    }
+    __syncthreads();
+  }
+}
+
+/// x / d for 0 <= x, x*d < 2^32, with one multiply: m = ceil(2^32 / d)
+/// (d = 1 is kept as m = 0 and handled apart).
+struct fast_divisor {
+  uint32_t d, m;
+};
+
+inline fast_divisor make_fast_divisor(uint32_t d) {
+  return {d, d == 1 ? 0u : (uint32_t)((((uint64_t)1 << 32) + d - 1) / d)};
+}
+
+__device__ __forceinline__ uint32_t divide(fast_divisor f, uint32_t x) {
+  return f.m == 0 ? x : __umulhi(x, f.m);
+}
+
+/// STAGED's launch: entries per tile (= words per tile / K), lanes per sum
+/// (a power of two <= kStagedThreads), and the divisors of the sum loop.
+struct staged_shape {
+  int per_tile, group;
+  fast_divisor k, rows, bcast; ///< by K, by I (entries per cell), by D1*D2
+};
+
+constexpr int kStagedThreads = 256;
+
+/// STAGED (layout right, J = 1: DataData, DataField): a block takes a run of
+/// per_tile consecutive output entries o = c*I + i, whose A words o*K + k are
+/// one contiguous run of at most R*256 words: each thread loads R of them with
+/// coalesced loads, all issued before the first use, with the B words of the
+/// cells they touch (likewise contiguous). PAIRED (DataData, and DataField
+/// with one field): the A and B runs line up word for word, and the products
+/// go to shared memory; otherwise both runs do, and a cell's B row serves its
+/// I entries. Then `group` lanes sum each entry's K terms from shared memory
+/// (with K even, starting at a rotation of the entry, so that lanes do not
+/// hit one bank):
+/// a shuffle reduction, and across warps through shared memory when a group
+/// is wider than a warp. The entries of a tile are written contiguously.
+/// Unless PAIRED, the next tile's loads are issued before this one is summed. Needs
+/// K <= R*256 and R*256 elements of dynamic shared memory, plus the most B
+/// words a tile touches unless PAIRED.
+template <typename T, int R, bool BCAST, bool PAIRED>
+__global__ void __launch_bounds__(kStagedThreads)
+    staged_kernel(tc_cuda_problem p, const T *__restrict__ A, const T *__restrict__ B,
+                  T *__restrict__ out, staged_shape shape) {
+  constexpr int NT = kStagedThreads, E = NT * R;
+  extern __shared__ __align__(16) unsigned char staged_memory[];
+  __shared__ T warp_partial[NT / 32];
+  T *a_run = reinterpret_cast<T *>(staged_memory); // products when PAIRED
+  T *b_run = a_run + E;
+  const int K = (int)p.K, G = shape.group, b_c = (int)p.b_c;
+  const int64_t outputs = p.C * p.I;
+  const int64_t tiles = (outputs + shape.per_tile - 1) / shape.per_tile;
+  // Tile t: entries o0 .. o0+n-1, n*K words of A from o0*K; the B rows of
+  // the cells c0 .. those entries touch, b_words words from c0*b_c.
+  auto tile_extent = [&](int64_t t, int64_t &o0, int &n, int64_t &c0, int &b_words) {
+    o0 = t * shape.per_tile;
+    n = (int)min((int64_t)shape.per_tile, outputs - o0);
+    c0 = PAIRED ? o0 : o0 / p.I;
+    b_words = PAIRED ? n * K : (int)(((o0 + n - 1) / p.I - c0 + 1) * b_c);
+  };
+  T a[R], b[R];
+  // Unless PAIRED (whose products leave the registers free and which runs at
+  // the copy rate without it), the loads of the next tile are issued before
+  // this tile is summed, so they are in flight during the sum.
+  auto fetch = [&](int64_t t) {
+    int64_t o0, c0;
+    int n, b_words;
+    tile_extent(t, o0, n, c0, b_words);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int w = threadIdx.x + r * NT;
+      a[r] = t < tiles && w < n * K ? A[o0 * p.K + w] : T(0);
+      b[r] = t < tiles && w < b_words ? B[c0 * b_c + w] : T(0);
+    }
+  };
+  if (!PAIRED)
+    fetch(blockIdx.x);
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int64_t o0, c0;
+    int n, b_words;
+    tile_extent(tile, o0, n, c0, b_words);
+    if (PAIRED)
+      fetch(tile);
+    const int first_row = (int)(o0 - c0 * p.I);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int w = threadIdx.x + r * NT;
+      if (PAIRED) {
+        a_run[w] = a[r] * b[r];
+      } else {
+        a_run[w] = a[r];
+        if (w < b_words)
+          b_run[w] = b[r];
+      }
+    }
+    __syncthreads();
+    if (!PAIRED)
+      fetch(tile + gridDim.x);
+    const int member = threadIdx.x % G;
+    for (int first = 0; first < n; first += NT / G) {
+      const int entry = first + (int)threadIdx.x / G;
+      T sum = 0;
+      if (entry < n) {
+        const T *a_row = a_run + entry * K;
+        const T *b_row =
+            PAIRED ? a_row : b_run + (int)divide(shape.rows, (uint32_t)(first_row + entry)) * b_c;
+        // Entries K words apart: with K odd the lanes of a warp already hit
+        // distinct banks; with K even, start entry e at k = e mod K.
+        int k = member + (K % 2 ? 0 : entry - (int)divide(shape.k, (uint32_t)entry) * K);
+        k = k >= K ? k - K : k;
+        for (int j = member; j < K; j += G) {
+          if (PAIRED)
+            sum += a_row[k];
+          else if (BCAST)
+            sum += a_row[k] * b_row[k - (int)divide(shape.bcast, (uint32_t)k) * (int)shape.bcast.d];
+          else
+            sum += a_row[k] * b_row[k];
+          k += G;
+          k = k >= K ? k - K : k;
+        }
+      }
+      sum = warp_sum(sum, G < 32 ? G : 32);
+      if (G > 32) {
+        if (threadIdx.x % 32 == 0)
+          warp_partial[threadIdx.x / 32] = sum;
+        __syncthreads();
+        if (member == 0)
+          for (int w = 1; w < G / 32; ++w)
+            sum += warp_partial[threadIdx.x / 32 + w];
+        __syncthreads();
+      }
+      if (entry < n && member == 0) {
+        T *o = out + o0 + entry;
+        *o = p.sum_into ? *o + sum : sum;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+/// TEAMSTRIDE in layout left: the same teams of 32 threads striding over the
+/// collapsed index, laid out so that every load coalesces: lane % 8 picks one
+/// of 8 adjacent contractions (in layout left, adjacent cells), lane / 8 and
+/// the warp number the team member (4 per warp, across the 8 warps of the
+/// block), so a warp's load reads 8 adjacent cells at 4 values of k. Shuffles
+/// reduce over the 4 members of a warp, shared memory over the 8 warps.
+template <typename T, bool BCAST>
+__global__ void __launch_bounds__(256)
+    team_left_kernel(tc_cuda_problem p, const T *__restrict__ A, const T *__restrict__ B,
+                     T *__restrict__ out) {
+  __shared__ T partial[8][8];
+  const int slot = threadIdx.x % 8, warp = threadIdx.x / 32;
+  const int member = threadIdx.x % 32 / 8 + 4 * warp;
+  const int64_t total = p.C * p.I * p.J;
+  for (int64_t first = (int64_t)blockIdx.x * 8; first < total; first += (int64_t)gridDim.x * 8) {
+    const int64_t e = first + slot;
+    int64_t c = 0, i = 0, j = 0;
+    T sum = 0;
+    if (e < total) {
+      output_entry(p, e, c, i, j);
+      sum = dot<T, BCAST>(p, A + c * p.a_c + i * p.a_i, B + c * p.b_c + j * p.b_j, member, p.K,
+                          32);
+    }
+    sum += __shfl_xor_sync(0xffffffffu, sum, 8);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 16);
+    if (threadIdx.x % 32 < 8)
+      partial[warp][slot] = sum;
+    __syncthreads();
+    if (threadIdx.x < 8 && e < total) {
+      T total_sum = 0;
+      for (int w = 0; w < 8; ++w)
+        total_sum += partial[w][slot];
+      store(p, out, c, i, j, total_sum);
     }
     __syncthreads();
   }

@@ -48,12 +48,13 @@ typedef enum {
   TC_VARIANT_FLAT,             ///< one worker per output entry (GPU) / per cell (CPU), no cooperation
   TC_VARIANT_BLOCKED,          ///< CPU: threads over cells, register/cache-blocked micro-kernels
   TC_VARIANT_TEAM_DEPTH1,      ///< GPU: a block per contraction, block reduction over the contracted index
-  TC_VARIANT_TEAM_DEPTH2,      ///< GPU: a block per output row, threads over (field, contracted index)
+  TC_VARIANT_TEAM_DEPTH2,      ///< GPU: D1*D2 threads per contraction sum over the points, team reduction
   TC_VARIANT_TEAMSTRIDE,       ///< GPU: a fixed team of 32-64 threads strides over the contracted index
   TC_VARIANT_TEAM_PACKED,      ///< GPU: several short contractions packed into one warp
   TC_VARIANT_SLICING,          ///< GPU: a slice of left in shared memory, reused over right
   TC_VARIANT_ADAPTIVE_SLICING, ///< GPU: several slices per team
   TC_VARIANT_TILING,           ///< GPU: shared-memory tiles over (L,R), contracted index walked tile by tile
+  TC_VARIANT_STAGED,           ///< GPU: cells' inputs staged in shared memory by coalesced runs, summed there
   TC_VARIANT_COUNT
 } tc_variant;
 

@@ -1,0 +1,350 @@
+/* contract_cuda_mma: the FieldField tile on FP64 tensor cores (DMMA, PTX
+ * mma.sync m16n8k16 f64, sm_90) for the batched product
+ * out(c,i,j) = sum_k A(c,i,k) B(c,j,k) of contract_cuda_kernels.cuh, double
+ * precision, and its launcher. Private to src/contract/contract_cuda.cu. */
+#ifndef TC_CONTRACT_CUDA_MMA_CUH
+#define TC_CONTRACT_CUDA_MMA_CUH
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdint.h>
+
+#include "contract_cuda_kernels.cuh"
+
+namespace tc_cuda {
+
+/// Asynchronous 16-byte copy global -> shared that skips L1 (cp.async.cg);
+/// both addresses 16-byte aligned. Only the first `bytes` (0, 8 or 16) are
+/// read; the rest of the 16 are written as zeros.
+__device__ __forceinline__ void copy_async16(double *dst, const double *src, int bytes) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned address = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(src),
+               "r"(bytes)
+               : "memory");
+#else
+  dst[0] = bytes >= 8 ? src[0] : 0.0;
+  dst[1] = bytes == 16 ? src[1] : 0.0;
+#endif
+}
+
+__device__ __forceinline__ void copy_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/// Waits until at most N committed copy groups of this thread are pending.
+template <int N>
+__device__ __forceinline__ void copy_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/// d += a b for one 16 x 8 x 16 product on the FP64 tensor cores (DMMA; an
+/// sm_90 shape, measured faster than the sm_80 m8n8k4 here: docs/cuda.md).
+/// Lane l (g = l/4, t = l%4) holds the A entries of rows g and g+8 and the B
+/// entries of column g at the k slots t, t+4, t+8, t+12, and D(g, 2t+{0,1}),
+/// D(g+8, 2t+{0,1}). A sum does not depend on the order of its terms, so any
+/// one-to-one relabelling of k that A and B share is allowed: the callers put
+/// physical k = 4t+v in slot t+4v, so that each lane reads 4 adjacent words.
+/// a[h][v]: row g+8h, k 4t+v; b[v]: column g, k 4t+v; d: {D(g,2t), D(g,2t+1),
+/// D(g+8,2t), D(g+8,2t+1)}.
+__device__ __forceinline__ void mma_16x8x16(double (&d)[4], const double2 (&a)[2][2],
+                                            const double2 (&b)[2]) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+               "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+               : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+               : "d"(a[0][0].x), "d"(a[1][0].x), "d"(a[0][0].y), "d"(a[1][0].y),
+                 "d"(a[0][1].x), "d"(a[1][1].x), "d"(a[0][1].y), "d"(a[1][1].y),
+                 "d"(b[0].x), "d"(b[0].y), "d"(b[1].x), "d"(b[1].y));
+#else
+  // Only sm_90 code has this shape; contract_cuda.cu runs the kernel only
+  // when its binary is sm_90 (mma_available).
+  (void)a;
+  (void)b;
+  d[0] = d[1] = d[2] = d[3] = __longlong_as_double(0x7ff8000000000000ll);
+#endif
+}
+
+/// Tensor-core tile: a block of WM x WN warps computes a BM x BN output tile
+/// (BM = 16 WM FM, BN = 8 WN FN) of one cell; each warp holds FM x FN 16 x 8
+/// accumulators (register blocking). The collapsed index k must be contiguous
+/// (a_k = b_k = 1: layout right); it is walked KT at a time through a
+/// STAGES-deep ring of shared-memory tiles, A and B each stored [row][k], filled
+/// by 16-byte cp.async copies that skip L1. Tiles are the block's tasks (cell,
+/// row tile, column tile) in a grid-stride loop, and the copy ring runs across
+/// task boundaries, so the next task's first k tiles arrive while the current
+/// one finishes. Rows, columns and k beyond the arrays are zero-filled, so no
+/// size needs to divide another. Lane (g, t) of a warp uses k = 4t..4t+3 of
+/// each 16 (see mma_16x8x16).
+///
+/// SHIFT = false needs every row start 16-byte aligned (K, the row and cell
+/// strides even, A and B 16-byte aligned): rows are padded to KT + 2 words and
+/// fragments are read as 16-byte words, conflict-free. SHIFT = true takes any
+/// k-contiguous arrays (odd K included): each row's copy starts at the 16-byte
+/// boundary at or below k0 and lands one word later in shared memory when k0
+/// is odd-aligned, rows are padded to KT + 5 words (KT + 5 = 1 mod 4, so with
+/// odd K the 8-byte fragment loads are conflict-free), and fragments are read
+/// as 8-byte words. Dynamic shared memory: mma_shared_bytes<...>().
+template <int WM, int WN, int FM, int FN, int KT, int STAGES, bool SHIFT, int MINB>
+__global__ void __launch_bounds__(WM *WN * 32, MINB)
+    mma_kernel(tc_cuda_problem p, const double *__restrict__ A, const double *__restrict__ B,
+               double *__restrict__ out) {
+  constexpr int NT = WM * WN * 32, BM = WM * FM * 16, BN = WN * FN * 8;
+  constexpr int LD = SHIFT ? KT + 5 : KT + 2; // shared row pitch, words
+  constexpr int CH = SHIFT ? KT / 2 + 1 : KT / 2; // 16-byte copies per tile row
+  constexpr int A_COPIES = BM * CH, B_COPIES = BN * CH;
+  static_assert(KT % 16 == 0, "k tile: a multiple of 16");
+  static_assert(STAGES >= 2, "at least double buffering");
+  extern __shared__ __align__(16) unsigned char mma_memory[];
+  // Ring of STAGES tiles, each A (BM rows) then B (BN rows).
+  double *ring = reinterpret_cast<double *>(mma_memory);
+  constexpr int TILE = (BM + BN) * LD;
+
+  const int64_t tiles_i = (p.I + BM - 1) / BM, tiles_j = (p.J + BN - 1) / BN;
+  const int64_t per_cell = tiles_i * tiles_j, tasks = p.C * per_cell;
+  const int64_t k_steps = (p.K + KT - 1) / KT;
+
+  // Where row r's k0 sits in its shared tile: the word after the row's first,
+  // moved by one so that it has the parity of its global address (16-byte
+  // copies then line up); with SHIFT = false every row is aligned and k0 sits
+  // at the row's first word.
+  auto slot = [](const double *row, int r) -> int {
+    if (!SHIFT)
+      return r * LD;
+    const int first = r * LD + 1;
+    return first + (int)((((uintptr_t)row >> 3) ^ (uintptr_t)first) & 1);
+  };
+
+  // Task -> (cell, first row, first column); no division when a tile holds
+  // a whole cell.
+  auto split = [&](int64_t task, int64_t &c, int64_t &i0, int64_t &j0) {
+    if (per_cell == 1) {
+      c = task;
+      i0 = j0 = 0;
+      return;
+    }
+    c = task / per_cell;
+    const int64_t rest = task - c * per_cell, ti = rest / tiles_j;
+    i0 = ti * BM;
+    j0 = (rest - ti * tiles_j) * BN;
+  };
+
+  // Copy side: this thread's copies of each tile (copy e: row e / CH, 16-byte
+  // piece e % CH), planned once per task; a k step then only moves them by k0.
+  constexpr int A_PER = (A_COPIES + NT - 1) / NT, B_PER = (B_COPIES + NT - 1) / NT;
+  // Copies of nothing (bytes = 0) still need an aligned address.
+  const double *aligned_dummy = reinterpret_cast<const double *>((uintptr_t)A & ~(uintptr_t)15);
+  int64_t load_task = blockIdx.x, load_step = 0;
+  const double *a_from[A_PER], *b_from[B_PER]; // source at k0 = 0
+  int a_to[A_PER], b_to[B_PER];                 // destination in a tile
+  int64_t a_left[A_PER], b_left[B_PER];         // words of the row from the source on
+  auto plan = [&](int e, const double *first, int64_t pitch, int64_t rows, const double *&from,
+                  int &to, int64_t &left) {
+    const int r = e / CH, j = e % CH;
+    const double *row = first + r * pitch;
+    const int misaligned = SHIFT ? (int)(((uintptr_t)row >> 3) & 1) : 0;
+    from = row - misaligned + 2 * j;
+    to = slot(row, r) - misaligned + 2 * j;
+    left = r < rows ? p.K + misaligned - 2 * j : 0;
+  };
+  auto locate = [&](int64_t task) {
+    int64_t c, i0, j0;
+    split(task, c, i0, j0);
+    const double *a_first = A + c * p.a_c + i0 * p.a_i, *b_first = B + c * p.b_c + j0 * p.b_j;
+#pragma unroll
+    for (int n = 0; n < A_PER; ++n)
+      plan(min((int)threadIdx.x + n * NT, A_COPIES - 1), a_first, p.a_i, p.I - i0, a_from[n],
+           a_to[n], a_left[n]);
+#pragma unroll
+    for (int n = 0; n < B_PER; ++n)
+      plan(min((int)threadIdx.x + n * NT, B_COPIES - 1), b_first, p.b_j, p.J - j0, b_from[n],
+           b_to[n], b_left[n]);
+  };
+  auto copy_piece = [&](double *tile, const double *from, int to, int64_t left, int64_t k0) {
+    const int64_t rest = left - k0;
+    const int bytes = rest >= 2 ? 16 : rest == 1 ? 8 : 0;
+    copy_async16(tile + to, bytes ? from + k0 : aligned_dummy, bytes);
+  };
+  auto load = [&](int stage) {
+    const int64_t k0 = load_step * KT;
+    double *a_tile = ring + stage * TILE, *b_tile = a_tile + BM * LD;
+#pragma unroll
+    for (int n = 0; n < A_PER; ++n)
+      if (A_COPIES % NT == 0 || (int)threadIdx.x + n * NT < A_COPIES)
+        copy_piece(a_tile, a_from[n], a_to[n], a_left[n], k0);
+#pragma unroll
+    for (int n = 0; n < B_PER; ++n)
+      if (B_COPIES % NT == 0 || (int)threadIdx.x + n * NT < B_COPIES)
+        copy_piece(b_tile, b_from[n], b_to[n], b_left[n], k0);
+    if (++load_step == k_steps) {
+      load_step = 0;
+      load_task += gridDim.x;
+      if (load_task < tasks)
+        locate(load_task);
+    }
+  };
+
+  // Multiply side: warp (wm, wn) owns rows wm*FM*16.. and columns wn*FN*8...
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int group = lane / 4, member = lane % 4;
+  const int wm = warp / WN, wn = warp % WN;
+  double acc[FM][FN][4];
+#pragma unroll
+  for (int m = 0; m < FM; ++m)
+#pragma unroll
+    for (int n = 0; n < FN; ++n)
+#pragma unroll
+      for (int v = 0; v < 4; ++v)
+        acc[m][n][v] = 0;
+  int a_slot[FM][2], b_slot[FN]; // where this lane's fragment rows start
+  auto find_slots = [&](int64_t task) {
+    int64_t c, i0, j0;
+    split(task, c, i0, j0);
+    const double *a_first = A + c * p.a_c + i0 * p.a_i, *b_first = B + c * p.b_c + j0 * p.b_j;
+#pragma unroll
+    for (int m = 0; m < FM; ++m)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = wm * FM * 16 + m * 16 + 8 * h + group;
+        a_slot[m][h] = slot(a_first + r * p.a_i, r) + 4 * member;
+      }
+#pragma unroll
+    for (int n = 0; n < FN; ++n) {
+      const int r = wn * FN * 8 + n * 8 + group;
+      b_slot[n] = slot(b_first + r * p.b_j, r) + 4 * member;
+    }
+  };
+
+  if (load_task < tasks) {
+    locate(load_task);
+    find_slots(load_task);
+  }
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (load_task < tasks)
+      load(s);
+    copy_async_commit();
+  }
+  int stage = 0, load_stage = STAGES - 1;
+  int64_t step = 0;
+  for (int64_t task = blockIdx.x; task < tasks;) {
+    copy_async_wait<STAGES - 2>();
+    __syncthreads(); // tile `stage` is in; every warp is done with `load_stage`
+    if (load_task < tasks)
+      load(load_stage);
+    copy_async_commit();
+    load_stage = load_stage + 1 == STAGES ? 0 : load_stage + 1;
+
+    const double *a_tile = ring + stage * TILE, *b_tile = a_tile + BM * LD;
+#pragma unroll
+    for (int k16 = 0; k16 < KT; k16 += 16) {
+      double2 b[FN][2];
+#pragma unroll
+      for (int n = 0; n < FN; ++n)
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const double *q = b_tile + b_slot[n] + k16 + 2 * u;
+          b[n][u] = SHIFT ? make_double2(q[0], q[1]) : *reinterpret_cast<const double2 *>(q);
+        }
+#pragma unroll
+      for (int m = 0; m < FM; ++m) {
+        double2 a[2][2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int u = 0; u < 2; ++u) {
+            const double *q = a_tile + a_slot[m][h] + k16 + 2 * u;
+            a[h][u] = SHIFT ? make_double2(q[0], q[1]) : *reinterpret_cast<const double2 *>(q);
+          }
+#pragma unroll
+        for (int n = 0; n < FN; ++n)
+          mma_16x8x16(acc[m][n], a, b[n]);
+      }
+    }
+    stage = stage + 1 == STAGES ? 0 : stage + 1;
+
+    if (++step == k_steps) {
+      int64_t c, i0, j0;
+      split(task, c, i0, j0);
+      const int rows = (int)min((int64_t)BM, p.I - i0), cols = (int)min((int64_t)BN, p.J - j0);
+      double *o = out + c * p.o_c + i0 * p.o_i + j0 * p.o_j;
+#pragma unroll
+      for (int m = 0; m < FM; ++m)
+#pragma unroll
+        for (int n = 0; n < FN; ++n)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) {
+            const int i = wm * FM * 16 + m * 16 + 8 * (v / 2) + group;
+            const int j = wn * FN * 8 + n * 8 + 2 * member + v % 2;
+            if (i < rows && j < cols) {
+              double *to = o + i * p.o_i + j * p.o_j;
+              *to = p.sum_into ? *to + acc[m][n][v] : acc[m][n][v];
+            }
+            acc[m][n][v] = 0;
+          }
+      step = 0;
+      task += gridDim.x;
+      if (task < tasks)
+        find_slots(task);
+    }
+  }
+  copy_async_wait<0>();
+}
+
+/// Dynamic shared memory of mma_kernel<WM, WN, FM, FN, KT, STAGES, SHIFT> (bytes).
+template <int WM, int WN, int FM, int FN, int KT, int STAGES, bool SHIFT>
+constexpr size_t mma_shared_bytes() {
+  return sizeof(double) * STAGES * (size_t)(16 * WM * FM + 8 * WN * FN) *
+         (SHIFT ? KT + 5 : KT + 2);
+}
+
+/// Launches mma_kernel<..., SHIFT> with one resident wave of blocks (as many
+/// as fit on every multiprocessor, never more than there are tiles): the
+/// blocks stride over the tiles, so any C works.
+template <int WM, int WN, int FM, int FN, int KT, int STAGES, bool SHIFT, int MINB>
+tc_err mma_launch_as(const tc_cuda_problem &p, const double *A, const double *B, double *out,
+                     cudaStream_t stream) {
+  constexpr int threads = WM * WN * 32, BM = WM * FM * 16, BN = WN * FN * 8;
+  constexpr size_t shared = mma_shared_bytes<WM, WN, FM, FN, KT, STAGES, SHIFT>();
+  auto kernel = mma_kernel<WM, WN, FM, FN, KT, STAGES, SHIFT, MINB>;
+  int device = 0, sms = 0, per_sm = 0;
+  cudaError_t rc = cudaGetDevice(&device);
+  if (rc == cudaSuccess)
+    rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (rc == cudaSuccess)
+    rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
+  if (rc == cudaSuccess)
+    rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared);
+  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot set up the tensor-core tile (%zu bytes of "
+           "shared memory): %s", shared, cudaGetErrorString(rc));
+  TC_CHECK(per_sm > 0, TC_ERR_CUDA, "the tensor-core tile (%d threads, %zu bytes of shared "
+           "memory) does not fit on this GPU", threads, shared);
+  const int64_t tasks = p.C * ((p.I + BM - 1) / BM) * ((p.J + BN - 1) / BN);
+  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(tasks, (int64_t)sms * per_sm));
+  kernel<<<(unsigned)blocks, threads, shared, stream>>>(p, A, B, out);
+  return TC_SUCCESS;
+}
+
+/// Whether every row of A and B starts on a 16-byte boundary (k contiguous).
+inline bool mma_rows_aligned(const tc_cuda_problem &p, const double *A, const double *B) {
+  return p.K % 2 == 0 && p.a_i % 2 == 0 && p.a_c % 2 == 0 && p.b_j % 2 == 0 &&
+         p.b_c % 2 == 0 && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0;
+}
+
+/// Launches the tensor-core tile; needs k-contiguous A and B (a_k = b_k = 1).
+template <int WM, int WN, int FM, int FN, int KT, int STAGES, int MINB>
+tc_err mma_launch(const tc_cuda_problem &p, const double *A, const double *B, double *out,
+                  cudaStream_t stream) {
+  if (mma_rows_aligned(p, A, B))
+    return mma_launch_as<WM, WN, FM, FN, KT, STAGES, false, MINB>(p, A, B, out, stream);
+  return mma_launch_as<WM, WN, FM, FN, KT, STAGES, true, MINB>(p, A, B, out, stream);
+}
+
+} // namespace tc_cuda
+
+#endif
