@@ -5,7 +5,11 @@
  * by the same program; FieldField kernels in layout right also against the
  * cuBLAS strided-batched GEMM yardstick. Each output is checked against FLAT's.
  * Usage: bench_contract_cuda [--bytes B] [--reps N] [--layout right|left|both]
- *                            [--precision double|float] [--csv FILE] */
+ *                            [--precision double|float] [--csv FILE]
+ *                            [--kernel NAME,...] [--variant NAME,...]
+ * --kernel and --variant (comma-separated names; "cublas" for the yardstick)
+ * time only those kernels and variants (FLAT always runs: it gives the check
+ * values). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,8 @@ typedef struct {
   int layout_first, layout_last;
   tc_precision precision;
   const char *csv;
+  bool kernels[TC_KERNEL_COUNT];       ///< kernels to time
+  bool variants[TC_VARIANT_COUNT + 1]; ///< variants to time; [TC_VARIANT_COUNT]: cuBLAS
 } bench_options;
 
 static int compare_doubles(const void *a, const void *b) {
@@ -159,7 +165,7 @@ static tc_err run_bench(tc_device *dev, const bench_options *o) {
   printf("%-17s %-5s %4s %4s %7s %-16s %9s %8s %9s %6s %8s\n", "kernel", "lay", "L=R", "P", "C",
          "variant", "ms", "GB/s", "GFLOP/s", "%copy", "vs flat");
   for (int kernel = 0; kernel < TC_KERNEL_COUNT; ++kernel)
-    for (size_t n = 0; n < sizeof presets / sizeof presets[0]; ++n)
+    for (size_t n = 0; o->kernels[kernel] && n < sizeof presets / sizeof presets[0]; ++n)
       for (int layout = o->layout_first; layout <= o->layout_last; ++layout) {
         tc_contraction s = {.kernel = (tc_kernel)kernel, .num_cells = 1,
                             .num_left_fields = presets[n][0], .num_right_fields = presets[n][0],
@@ -196,8 +202,9 @@ static tc_err run_bench(tc_device *dev, const bench_options *o) {
           // has given the check values.
           const bool use_yardstick = variant == TC_VARIANT_COUNT + 1;
           const tc_variant v = variant >= TC_VARIANT_COUNT ? TC_VARIANT_AUTO : (tc_variant)variant;
-          if (use_yardstick ? !tc_cuda_yardstick_supports(&s)
-                            : !tc_contract_supports(tc_device_contract_backend(dev), &s, v))
+          if ((v != TC_VARIANT_FLAT && !o->variants[use_yardstick ? TC_VARIANT_COUNT : v]) ||
+              (use_yardstick ? !tc_cuda_yardstick_supports(&s)
+                             : !tc_contract_supports(tc_device_contract_backend(dev), &s, v)))
             continue;
           tc_variant resolved = v;
           double seconds = 0, diff = 0;
@@ -257,9 +264,51 @@ done:
   return err;
 }
 
+/* Marks the comma-separated names of list in chosen (count entries), looked
+ * up with from_name; everything else is unmarked. */
+static tc_err parse_list(const char *list, bool *chosen, int count,
+                         tc_err (*from_name)(const char *, int *)) {
+  for (int n = 0; n < count; ++n)
+    chosen[n] = false;
+  char name[64];
+  for (const char *p = list; *p;) {
+    const size_t len = strcspn(p, ",");
+    TC_CHECK(len > 0 && len < sizeof name, TC_ERR_INPUT, "bad name in list '%s'", list);
+    memcpy(name, p, len);
+    name[len] = '\0';
+    int value;
+    TC_CALL(from_name(name, &value));
+    chosen[value] = true;
+    p += len + (p[len] == ',');
+  }
+  return TC_SUCCESS;
+}
+
+static tc_err kernel_from_name(const char *name, int *value) {
+  tc_kernel kernel;
+  TC_CALL(tc_kernel_from_name(name, &kernel));
+  *value = (int)kernel;
+  return TC_SUCCESS;
+}
+
+static tc_err variant_from_name(const char *name, int *value) {
+  if (!strcmp(name, "cublas")) {
+    *value = TC_VARIANT_COUNT;
+    return TC_SUCCESS;
+  }
+  tc_variant variant;
+  TC_CALL(tc_variant_from_name(name, &variant));
+  *value = (int)variant;
+  return TC_SUCCESS;
+}
+
 static tc_err parse_options(int argc, char **argv, bench_options *o) {
   *o = (bench_options){.bytes = 1e9, .reps = 15, .layout_first = 0,
                        .layout_last = TC_LAYOUT_COUNT - 1, .precision = TC_DOUBLE};
+  for (int n = 0; n < TC_KERNEL_COUNT; ++n)
+    o->kernels[n] = true;
+  for (int n = 0; n <= TC_VARIANT_COUNT; ++n)
+    o->variants[n] = true;
   for (int i = 1; i < argc; ++i) {
     TC_CHECK(i + 1 < argc, TC_ERR_INPUT, "option %s needs a value", argv[i]);
     const char *value = argv[++i];
@@ -279,6 +328,10 @@ static tc_err parse_options(int argc, char **argv, bench_options *o) {
       TC_CALL(tc_precision_from_name(value, &o->precision));
     } else if (!strcmp(argv[i - 1], "--csv")) {
       o->csv = value;
+    } else if (!strcmp(argv[i - 1], "--kernel")) {
+      TC_CALL(parse_list(value, o->kernels, TC_KERNEL_COUNT, kernel_from_name));
+    } else if (!strcmp(argv[i - 1], "--variant")) {
+      TC_CALL(parse_list(value, o->variants, TC_VARIANT_COUNT + 1, variant_from_name));
     } else {
       TC_FAIL(TC_ERR_INPUT, "unknown option %s", argv[i - 1]);
     }

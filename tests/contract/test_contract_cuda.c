@@ -196,8 +196,10 @@ done:
 }
 
 /* Shapes chosen to be ragged against every fixed size in the kernels: tiles
- * of 8, 16, 32 and 64 (with k tiles of 8 and 16), packed groups of 2..16
- * lanes, slice chunks of 32 KiB, and warps of 32. */
+ * of 8, 16, 32 and 64 (FMA k tiles of 8 and 16; tensor-core k tiles of 16
+ * and 32 copied in 16-byte pieces, so odd and even K, one cell, several
+ * tiles per cell and many cells per block), packed groups of 2..16 lanes,
+ * slice chunks of 32 KiB, and warps of 32. */
 static tc_err run_checks(tc_device *dev, tally *t) {
   typedef struct {
     tc_kernel kernel;
@@ -209,6 +211,8 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       {TC_FIELD_FIELD_SCALAR, 2, 3, 5, 4100, 1, 1},    {TC_FIELD_FIELD_SCALAR, 3, 1, 1, 1, 1, 1},
       {TC_FIELD_FIELD_VECTOR, 4, 17, 15, 9, 3, 1},     {TC_FIELD_FIELD_VECTOR, 2, 130, 7, 5, 2, 1},
       {TC_FIELD_FIELD_TENSOR, 3, 11, 12, 7, 3, 3},     {TC_FIELD_FIELD_TENSOR, 2, 5, 6, 130, 3, 4},
+      {TC_FIELD_FIELD_SCALAR, 1, 33, 70, 10, 1, 1},    {TC_FIELD_FIELD_TENSOR, 3, 130, 129, 5, 3, 3},
+      {TC_FIELD_FIELD_VECTOR, 2, 20, 21, 700, 3, 1},   {TC_FIELD_FIELD_SCALAR, 3, 9, 10, 1, 1, 1},
       {TC_DATA_FIELD_SCALAR, 33, 7, 1, 5, 1, 1},       {TC_DATA_FIELD_SCALAR, 9, 13, 1, 100, 1, 1},
       {TC_DATA_FIELD_VECTOR, 21, 8, 1, 3, 3, 1},       {TC_DATA_FIELD_VECTOR, 5, 5, 1, 40, 3, 1},
       {TC_DATA_FIELD_TENSOR, 17, 6, 1, 2, 2, 3},       {TC_DATA_FIELD_TENSOR, 3, 9, 1, 27, 3, 3},
@@ -242,6 +246,8 @@ static tc_err run_checks(tc_device *dev, tally *t) {
        .num_points = 4, .num_data_points = 1, .layout = TC_LAYOUT_LEFT},
       {.kernel = TC_FIELD_FIELD_SCALAR, .num_cells = 70001, .num_left_fields = 2,
        .num_right_fields = 3, .num_points = 2, .layout = TC_LAYOUT_RIGHT},
+      {.kernel = TC_FIELD_FIELD_SCALAR, .num_cells = 20001, .num_left_fields = 12,
+       .num_right_fields = 10, .num_points = 3, .layout = TC_LAYOUT_RIGHT},
   };
   for (size_t n = 0; n < sizeof big / sizeof big[0]; ++n)
     TC_CALL(check_shape(dev, big[n], seed + 104729 * n, t));
