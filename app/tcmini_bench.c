@@ -138,10 +138,10 @@ static tc_err plan_configs(bench_run *run) {
   return TC_SUCCESS;
 }
 
-static void print_roofline(const bench_roofline *r, const char *label) {
-  printf("  %7d  %9.1f  %10.1f  %18.1f  %17.1f%s\n", r->threads, 1e-9 * r->copy_bytes_per_second,
+static void print_roofline(const bench_roofline *r) {
+  printf("  %7d  %9.1f  %10.1f  %18.1f  %17.1f\n", r->threads, 1e-9 * r->copy_bytes_per_second,
          1e-9 * r->triad_bytes_per_second, 1e-9 * r->fma_flops_per_second[TC_DOUBLE],
-         1e-9 * r->fma_flops_per_second[TC_FLOAT], label);
+         1e-9 * r->fma_flops_per_second[TC_FLOAT]);
 }
 
 static void print_machine(const bench_run *run) {
@@ -157,16 +157,19 @@ static void print_machine(const bench_run *run) {
   if (o->row_time_limit > 0)
     printf("        warm-up and timed runs of a row stop after %lld s each (see column reps)\n",
            (long long)o->row_time_limit);
-  printf("roofline (measured here; STREAM arrays 3 x %.0f MiB, best of passes):\n",
-         (double)stream_array_bytes() / (1 << 20));
-  printf("  threads  copy GB/s  triad GB/s  FMA double GFLOP/s  FMA float GFLOP/s\n");
-  for (int i = 0; i < run->num_rooflines; ++i)
-    print_roofline(&run->rooflines[i], "");
+  if (run->num_rooflines > 0) {
+    printf("roofline (measured here; STREAM arrays 3 x %.0f MiB, best of passes):\n",
+           (double)stream_array_bytes() / (1 << 20));
+    printf("  threads  copy GB/s  triad GB/s  FMA double GFLOP/s  FMA float GFLOP/s\n");
+    for (int i = 0; i < run->num_rooflines; ++i)
+      print_roofline(&run->rooflines[i]);
+  }
   if (run->has_gpu_roofline) {
-    printf("GPU: %s (device memory, STREAM arrays 3 x %.0f MiB, best of 10; FMA units, not tensor\n"
-           "cores; shown as threads 0):\n",
+    printf("GPU roofline of %s (measured here; device memory, STREAM arrays\n"
+           "3 x %.0f MiB, best of 10; FMA units, not tensor cores; rows with thr 0):\n",
            run->gpu_description, (double)gpu_stream_array_bytes / (1 << 20));
-    print_roofline(&run->gpu_roofline, " (GPU)");
+    printf("  threads  copy GB/s  triad GB/s  FMA double GFLOP/s  FMA float GFLOP/s\n");
+    print_roofline(&run->gpu_roofline);
   }
   printf("\n");
 }
