@@ -5,7 +5,9 @@
  * dispatches to the double and float instances of contract_openmp_kernels.h:
  *   FLAT:    threads over cells, plain per-cell loops over the view;
  *   BLOCKED: FieldField as packed per-cell GEMMs with a register-blocked
- *            micro-kernel; DataField and DataData as one-pass streams. */
+ *            micro-kernel (in the left layout over blocks of many cells,
+ *            read in long runs and prefetched); DataField and DataData as
+ *            one-pass streams. */
 #include <omp.h>
 #include <stdlib.h>
 
@@ -110,6 +112,63 @@ static int64_t ceil_div(int64_t value, int64_t divisor) { return (value + diviso
 static int64_t min_int64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max_int64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+enum { TC_OMP_LINE_BYTES = 64 };
+
+/* Software prefetch of scattered runs (the left-layout FieldField inputs and
+ * output): up to three sections, each a grid of outer x inner runs of
+ * run_bytes at byte strides, walked a few runs per call so that the
+ * prefetches spread over the computation they overlap. Every cache line of
+ * a run is prefetched (into L2: locality hint 2). */
+typedef struct {
+  const char *base[3];
+  int64_t inner[3], inner_stride[3], outer[3], outer_stride[3], run_bytes[3];
+  bool write[3];
+  int sections, section;
+  int64_t i, o, left;
+} omp_prefetch;
+
+static void prefetch_reset(omp_prefetch *pf) {
+  pf->sections = pf->section = 0;
+  pf->i = pf->o = pf->left = 0;
+}
+
+/* Appends a section; empty ones are skipped. */
+static void prefetch_add(omp_prefetch *pf, const void *base, int64_t run_bytes, int64_t inner,
+                         int64_t inner_stride, int64_t outer, int64_t outer_stride, bool write) {
+  if (inner <= 0 || outer <= 0 || run_bytes <= 0)
+    return;
+  const int s = pf->sections++;
+  pf->base[s] = base;
+  pf->run_bytes[s] = run_bytes;
+  pf->inner[s] = inner, pf->inner_stride[s] = inner_stride;
+  pf->outer[s] = outer, pf->outer_stride[s] = outer_stride;
+  pf->write[s] = write;
+  pf->left += inner * outer;
+}
+
+/* Issues the prefetches of up to `runs` more runs. */
+static inline void prefetch_some(omp_prefetch *pf, int64_t runs) {
+  for (; runs > 0 && pf->left > 0; --runs, --pf->left) {
+    const int s = pf->section;
+    const char *p = pf->base[s] + pf->i * pf->inner_stride[s] + pf->o * pf->outer_stride[s];
+    const char *last = p + pf->run_bytes[s] - 1;
+    if (pf->write[s]) {
+      for (; p < last; p += TC_OMP_LINE_BYTES)
+        __builtin_prefetch(p, 1, 2);
+      __builtin_prefetch(last, 1, 2);
+    } else {
+      for (; p < last; p += TC_OMP_LINE_BYTES)
+        __builtin_prefetch(p, 0, 2);
+      __builtin_prefetch(last, 0, 2);
+    }
+    if (++pf->i == pf->inner[s]) {
+      pf->i = 0;
+      if (++pf->o == pf->outer[s])
+        pf->o = 0, ++pf->section;
+    }
+  }
+}
+
 /* Tuning constants shared by both precisions (bytes), for Zen4-like cores
  * (32 KiB L1, 1 MiB L2 per core), chosen by measurement on a 2-core Zen4. */
 enum {
@@ -117,6 +176,16 @@ enum {
   TC_OMP_PACK_BYTES = 192 * 1024,
   /* The packed B panel walked by one micro-kernel call stays in L1. */
   TC_OMP_PANEL_BYTES = 32 * 1024,
+  /* Left-layout FieldField: a block of cells takes as many cells as keep
+   * its tiles (L x R results per cell) within this size (L2 and L3), so
+   * that each (i,k) of the inputs is read as a run of several cache lines:
+   * on the development VM every new 4 KiB page that a short run touches
+   * costs about as much as the run itself... */
+  TC_OMP_LEFT_TILE_BYTES = 2048 * 1024,
+  /* ... and so do the packed panels of one k step of that block. */
+  TC_OMP_LEFT_PACK_BYTES = 2048 * 1024,
+  /* At most 64 groups of VL cells: a block's runs are then 4 KiB. */
+  TC_OMP_LEFT_MAX_GROUPS = 64,
   /* Output tile of a left-layout stream step: stays in L2 across the
    * collapsed index while the inputs stream past in long runs. */
   TC_OMP_STREAM_TILE_BYTES = 64 * 1024,

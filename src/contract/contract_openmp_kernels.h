@@ -8,9 +8,10 @@
  *               collapsed index k and register-blocked micro-kernels of
  *               fixed-size loops the compiler turns into FMAs. Right layout:
  *               one cell at a time, MR x NR blocks, broadcasts of A times
- *               vectors of B. Left layout: VL consecutive cells at a time
- *               (one cache line per (i,k)), vectorised across the cells,
- *               MI x MJ blocks;
+ *               vectors of B. Left layout: blocks of many consecutive
+ *               cells (each (i,k) read as one long run, the next step's
+ *               runs prefetched), computed VL cells at a time (one vector
+ *               per (i,k)), vectorised across the cells, MI x MJ blocks;
  *   omp_stream: DataField and DataData, memory-bound: one pass over the
  *               inputs, vectorised along k per cell in the right layout and
  *               across consecutive cells in the left layout. */
@@ -119,59 +120,85 @@ static void TC_NAME(omp_pack_rows)(const TC_REAL *restrict src, int64_t row_stri
   }
 }
 
-/* Left layout: packs rows [0, rows_pad) x k [0, kb) of n <= VL consecutive
- * cells (one cache line per (i,k)) into panels of `panel` rows, the cells of
- * element (i,k) at dst[((i/panel)*panel*kb + k*panel + i%panel)*VL + w];
- * rows >= rows and cells >= n are 0. */
+/* Left layout: packs rows [0, rows_pad) x k [0, kb) of n consecutive cells
+ * (one run of n cells per (i,k)) into panels of `panel` rows per group of VL
+ * cells, group g's at dst + g*group_len, the cells of element (i,k) at
+ * ((i/panel)*panel*kb + k*panel + i%panel)*VL + w of their group; rows >=
+ * rows and cells >= n are 0. Each run is read whole, in order. */
 static void TC_NAME(omp_pack_cells)(const TC_REAL *restrict src, int64_t row_stride,
                                     int64_t k_stride, int64_t rows, int64_t rows_pad, int64_t kb,
-                                    int64_t n, int64_t panel, TC_REAL *restrict dst) {
+                                    int64_t n, int64_t panel, int64_t group_len,
+                                    TC_REAL *restrict dst) {
   for (int64_t i0 = 0; i0 < rows_pad; i0 += panel)
     for (int64_t k = 0; k < kb; ++k)
       for (int64_t r = 0; r < panel; ++r) {
         TC_REAL *restrict d = dst + (i0 * kb + k * panel + r) * TC_VL;
         const int64_t live = i0 + r < rows ? n : 0;
         const TC_REAL *restrict cells = live > 0 ? src + (i0 + r) * row_stride + k * k_stride : src;
-        if (live == TC_VL) {
+        int64_t c0 = 0;
+        for (; c0 + TC_VL <= live; c0 += TC_VL, d += group_len)
+#pragma omp simd
           for (int64_t w = 0; w < TC_VL; ++w)
-            d[w] = cells[w];
-        } else {
+            d[w] = cells[c0 + w];
+        for (; c0 < n; c0 += TC_VL, d += group_len)
           for (int64_t w = 0; w < TC_VL; ++w)
-            d[w] = w < live ? cells[w] : 0;
-        }
+            d[w] = c0 + w < live ? cells[c0 + w] : 0;
       }
 }
 
-/* Writes (or adds, with sum_into) the rows x cols results of the block of n
- * cells from c0 from its tile: (i, j) of a right-layout cell at tile[i*cols_pad
- * + j], the cells of a left-layout block at tile[(i*cols_pad + j)*VL + w]. */
+/* Right layout: writes (or adds, with sum_into) the rows x cols results of
+ * cell c from its tile, (i, j) at tile[i*cols_pad + j]. */
 static void TC_NAME(omp_store_tile)(const omp_view *v, const TC_REAL *restrict tile,
-                                    int64_t cols_pad, int64_t c0, int64_t n,
-                                    TC_REAL *restrict out) {
-  const bool right = v->layout == TC_LAYOUT_RIGHT;
-  /* Right: each output row is contiguous over j; left: over the n cells. */
-  const int64_t outer = right ? v->rows : v->rows * v->cols;
-  const int64_t inner = right ? v->cols : n;
-  for (int64_t e = 0; e < outer; ++e) {
-    const int64_t i = right ? e : e % v->rows, j = right ? 0 : e / v->rows;
-    TC_REAL *restrict o = out + c0 * v->out_cell + i * v->out_row + j * v->out_col;
-    const TC_REAL *restrict t = tile + (right ? i * cols_pad : (i * cols_pad + j) * TC_VL);
+                                    int64_t cols_pad, int64_t c, TC_REAL *restrict out) {
+  for (int64_t i = 0; i < v->rows; ++i) {
+    TC_REAL *restrict o = out + c * v->out_cell + i * v->out_row;
+    const TC_REAL *restrict t = tile + i * cols_pad;
     if (v->sum_into) {
 #pragma omp simd
-      for (int64_t x = 0; x < inner; ++x)
-        o[x] += t[x];
+      for (int64_t j = 0; j < v->cols; ++j)
+        o[j] += t[j];
     } else {
 #pragma omp simd
-      for (int64_t x = 0; x < inner; ++x)
-        o[x] = t[x];
+      for (int64_t j = 0; j < v->cols; ++j)
+        o[j] = t[j];
     }
   }
 }
 
-/* FieldField: per block of cells (one cell in the right layout, VL in the
- * left) and per k block: pack A and B, run the micro-kernel over all
- * (row panel, column panel) pairs into the block's tile; then store the
- * tile. */
+/* Left layout: the same for n consecutive cells from c0, in groups of VL
+ * cells, group g's tile at tiles + g*tile_len with the cells of (i, j) at
+ * (i*cols_pad + j)*VL + w: each output run of n cells is written whole. */
+static void TC_NAME(omp_store_tiles)(const omp_view *v, const TC_REAL *restrict tiles,
+                                     int64_t tile_len, int64_t cols_pad, int64_t c0, int64_t n,
+                                     TC_REAL *restrict out) {
+  for (int64_t j = 0; j < v->cols; ++j)
+    for (int64_t i = 0; i < v->rows; ++i) {
+      TC_REAL *restrict o = out + c0 + i * v->out_row + j * v->out_col;
+      const TC_REAL *restrict t = tiles + (i * cols_pad + j) * TC_VL;
+      for (int64_t w0 = 0; w0 < n; w0 += TC_VL, o += TC_VL, t += tile_len) {
+        const int64_t cells = min_int64(TC_VL, n - w0);
+        if (v->sum_into) {
+#pragma omp simd
+          for (int64_t w = 0; w < cells; ++w)
+            o[w] += t[w];
+        } else {
+#pragma omp simd
+          for (int64_t w = 0; w < cells; ++w)
+            o[w] = t[w];
+        }
+      }
+    }
+}
+
+/* FieldField, one small GEMM per cell. Each thread takes a contiguous range
+ * of units (cells in the right layout, groups of VL cells in the left one)
+ * and walks it in blocks: one cell in the right layout; in the left layout
+ * as many groups as keep the block's tiles within TC_OMP_LEFT_TILE_BYTES,
+ * so that each (i,k) of the inputs is read as one long run of cells. Per
+ * block and k step: pack A and B, run the micro-kernel over all (row panel,
+ * column panel) pairs of each group into the group's tile; then store the
+ * tiles. In the left layout the next step's runs (and, before the store,
+ * the block's output runs) are prefetched while a step computes. */
 static tc_err TC_NAME(omp_gemm)(const omp_view *v, const void *a_void, const void *b_void,
                                 void *out_void) {
   const TC_REAL *a = a_void;
@@ -184,49 +211,92 @@ static tc_err TC_NAME(omp_gemm)(const omp_view *v, const void *a_void, const voi
   const int64_t row_panel = right ? TC_MR : TC_MI, col_panel = right ? TC_NR : TC_MJ;
   const int64_t rows_pad = round_up(v->rows, row_panel);
   const int64_t cols_pad = round_up(v->cols, col_panel);
+  const int64_t units = ceil_div(v->cells, width);
+  const int64_t tile_groups = TC_OMP_LEFT_TILE_BYTES / (rows_pad * cols_pad * width * size);
+  const int64_t groups =
+      right ? 1 : max_int64(1, min_int64(min_int64(TC_OMP_LEFT_MAX_GROUPS, units), tile_groups));
   const int64_t a_k = collapsed_stride(v, v->a_point, v->a_dim);
   const int64_t b_k = collapsed_stride(v, v->b_point, v->b_dim);
-  /* The packed panels of one step fit in L2, the B panel of one
-   * micro-kernel call in L1. */
+  /* The B panel of one micro-kernel call fits in L1, the packed panels of
+   * one step (all groups of a block) in TC_OMP_PACK_BYTES (right) or
+   * TC_OMP_LEFT_PACK_BYTES (left). */
+  const int64_t pack_bytes = right ? TC_OMP_PACK_BYTES : TC_OMP_LEFT_PACK_BYTES;
   int64_t kblock = min_int64(length, TC_OMP_PANEL_BYTES / (col_panel * width * size));
-  kblock = min_int64(kblock, max_int64(8, TC_OMP_PACK_BYTES / ((rows_pad + cols_pad) * width * size)));
-  const int64_t a_len = rows_pad * kblock * width, b_len = cols_pad * kblock * width;
-  const int64_t c_len = rows_pad * cols_pad * width;
+  kblock = min_int64(kblock,
+                     max_int64(8, pack_bytes / ((rows_pad + cols_pad) * width * groups * size)));
+  /* Per group: packed A, packed B and the tile, each followed by a cache
+   * line against 4 KiB aliasing between them. */
+  const int64_t a_len = rows_pad * kblock * width + TC_VL;
+  const int64_t b_len = cols_pad * kblock * width + TC_VL;
+  const int64_t c_len = rows_pad * cols_pad * width + TC_VL;
+  const int64_t calls = (rows_pad / row_panel) * (cols_pad / col_panel);
   const int threads = omp_get_max_threads();
   omp_scratch scratch;
-  TC_CALL(scratch_create(threads, (size_t)((a_len + b_len + c_len + 2 * TC_VL) * size), &scratch));
-  const int64_t blocks = (v->cells + width - 1) / width;
+  TC_CALL(scratch_create(threads, (size_t)((a_len + b_len + c_len) * groups * size), &scratch));
 #pragma omp parallel num_threads(threads)
   {
-    TC_REAL *a_packed = scratch_slice(&scratch, omp_get_thread_num());
-    /* A cache line past each buffer, against 4 KiB aliasing between them. */
-    TC_REAL *b_packed = a_packed + a_len + TC_VL;
-    TC_REAL *tile = b_packed + b_len + TC_VL;
-#pragma omp for schedule(static)
-    for (int64_t block = 0; block < blocks; ++block) {
-      const int64_t c0 = block * width;
-      const int64_t n = min_int64(width, v->cells - c0);
+    const int64_t thread = omp_get_thread_num(), team = omp_get_num_threads();
+    TC_REAL *a_packed = scratch_slice(&scratch, (int)thread);
+    TC_REAL *b_packed = a_packed + a_len * groups;
+    TC_REAL *tiles = b_packed + b_len * groups;
+    omp_prefetch pf = {0};
+    const int64_t u_end = (thread + 1) * units / team;
+    for (int64_t u = thread * units / team; u < u_end; u += groups) {
+      const int64_t c0 = u * width;
+      const int64_t n = min_int64(min_int64(groups, u_end - u) * width, v->cells - c0);
+      const int64_t live_groups = ceil_div(n, width);
       for (int64_t k0 = 0; k0 < length; k0 += kblock) {
         const int64_t kb = min_int64(kblock, length - k0);
         const TC_REAL *a_step = a + c0 * v->a_cell + k0 * a_k;
         const TC_REAL *b_step = b + c0 * v->b_cell + k0 * b_k;
+        int64_t per_call = 0;
         if (right) {
           TC_NAME(omp_pack_rows)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, TC_MR, a_packed);
           TC_NAME(omp_pack_rows)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, TC_NR, b_packed);
         } else {
-          TC_NAME(omp_pack_cells)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, n, TC_MI, a_packed);
-          TC_NAME(omp_pack_cells)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, n, TC_MJ, b_packed);
+          prefetch_reset(&pf);
+          TC_NAME(omp_pack_cells)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, n, TC_MI, a_len,
+                                  a_packed);
+          TC_NAME(omp_pack_cells)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, n, TC_MJ, b_len,
+                                  b_packed);
+          /* The next step: this block's next k block, or the next block's
+           * first one after the output of this block. */
+          int64_t c_next = c0, n_next = n, k_next = k0 + kblock;
+          if (k_next >= length) {
+            prefetch_add(&pf, out + c0, n * size, v->rows, v->out_row * size, v->cols,
+                         v->out_col * size, true);
+            const int64_t u_next = u + groups;
+            c_next = u_next * width, k_next = 0;
+            n_next = u_next < u_end
+                         ? min_int64(min_int64(groups, u_end - u_next) * width, v->cells - c_next)
+                         : 0;
+          }
+          const int64_t kb_next = min_int64(kblock, length - k_next);
+          prefetch_add(&pf, a + c_next * v->a_cell + k_next * a_k, n_next * size, v->rows,
+                       v->a_row * size, kb_next, a_k * size, false);
+          prefetch_add(&pf, b + c_next * v->b_cell + k_next * b_k, n_next * size, v->cols,
+                       v->b_col * size, kb_next, b_k * size, false);
+          per_call = ceil_div(pf.left, calls * live_groups);
         }
-        for (int64_t j0 = 0; j0 < cols_pad; j0 += col_panel)
-          for (int64_t i0 = 0; i0 < rows_pad; i0 += row_panel)
-            if (right)
-              TC_NAME(omp_micro_rows)(kb, a_packed + i0 * kb, b_packed + j0 * kb,
-                                      tile + i0 * cols_pad + j0, cols_pad, k0 > 0);
-            else
-              TC_NAME(omp_micro_cells)(kb, a_packed + i0 * kb * TC_VL, b_packed + j0 * kb * TC_VL,
-                                       tile + (i0 * cols_pad + j0) * TC_VL, cols_pad, k0 > 0);
+        for (int64_t g = 0; g < live_groups; ++g) {
+          const TC_REAL *ag = a_packed + g * a_len, *bg = b_packed + g * b_len;
+          TC_REAL *tile = tiles + g * c_len;
+          for (int64_t j0 = 0; j0 < cols_pad; j0 += col_panel)
+            for (int64_t i0 = 0; i0 < rows_pad; i0 += row_panel)
+              if (right) {
+                TC_NAME(omp_micro_rows)(kb, ag + i0 * kb, bg + j0 * kb, tile + i0 * cols_pad + j0,
+                                        cols_pad, k0 > 0);
+              } else {
+                prefetch_some(&pf, per_call);
+                TC_NAME(omp_micro_cells)(kb, ag + i0 * kb * TC_VL, bg + j0 * kb * TC_VL,
+                                         tile + (i0 * cols_pad + j0) * TC_VL, cols_pad, k0 > 0);
+              }
+        }
       }
-      TC_NAME(omp_store_tile)(v, tile, cols_pad, c0, n, out);
+      if (right)
+        TC_NAME(omp_store_tile)(v, tiles, cols_pad, c0, out);
+      else
+        TC_NAME(omp_store_tiles)(v, tiles, c_len, cols_pad, c0, n, out);
     }
   }
   scratch_destroy(&scratch);
