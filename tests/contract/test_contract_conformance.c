@@ -21,10 +21,13 @@ typedef struct {
 /* Edge shapes: all ones; C = 1 with L != R, P = 1, D1 != D2; odd sizes just
  * past the micro-kernel tile (8 x 16) and the cell blocks; a Tensor length
  * (9*5*7 = 315) past the k block; enough cells for several left-layout
- * stream blocks. Then random ones. */
+ * stream blocks; left-layout FieldField tiles large enough (64 x 40) that
+ * each thread walks several blocks of cell groups, the last one partial,
+ * with a Tensor length (36) past the k block. Then random ones. */
 static const test_sizes edge_sizes[] = {
-    {1, 1, 1, 1, 1, 1},   {1, 3, 5, 1, 2, 3},   {13, 9, 17, 7, 3, 2},
-    {11, 16, 33, 9, 5, 7}, {100, 40, 2, 5, 2, 2}, {600, 2, 3, 3, 2, 1},
+    {1, 1, 1, 1, 1, 1},    {1, 3, 5, 1, 2, 3},     {13, 9, 17, 7, 3, 2},
+    {11, 16, 33, 9, 5, 7}, {100, 40, 2, 5, 2, 2},  {600, 2, 3, 3, 2, 1},
+    {400, 64, 40, 4, 3, 3},
 };
 enum { RANDOM_SHAPES = 4 };
 
