@@ -11,16 +11,12 @@
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 extern "C" {
+#include "tc_cuda_call.h"
 #include "tc_exchange_cuda.h"
 #include "tc_parallel.h"
 }
 
-#define TC_CUDA_CALL(expr)                                                     \
-  do {                                                                         \
-    cudaError_t tc_cuda_rc_ = (expr);                                          \
-    if (tc_cuda_rc_ != cudaSuccess)                                            \
-      TC_FAIL(TC_ERR_CUDA, "%s failed: %s", #expr, cudaGetErrorString(tc_cuda_rc_)); \
-  } while (0)
+#include "tc_cuda_grid.cuh"
 
 struct tc_exchange_cuda {
   const tc_mesh *mesh;
@@ -35,18 +31,14 @@ struct tc_exchange_cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-
-unsigned grid_blocks(int64_t items) {
-  return (unsigned)std::min<int64_t>((items + kThreads - 1) / kThreads, 1 << 20);
-}
+using tc_cuda_grid::first_item;
+using tc_cuda_grid::item_stride;
 
 /// send[e][c] = values[neighbor_nodes[e]][c].
 __global__ void pack_kernel(const double *__restrict__ values,
                             const int64_t *__restrict__ neighbor_nodes, int64_t entries,
                             int components, double *__restrict__ send) {
-  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < entries * components;
-       t += (int64_t)gridDim.x * blockDim.x) {
+  for (int64_t t = first_item(); t < entries * components; t += item_stride()) {
     const int64_t e = t / components;
     send[t] = values[neighbor_nodes[e] * components + (t - e * components)];
   }
@@ -58,8 +50,7 @@ __global__ void sum_kernel(double *__restrict__ values, const int64_t *__restric
                            const int64_t *__restrict__ term_offsets,
                            const int64_t *__restrict__ terms, int64_t num_shared, int components,
                            const double *__restrict__ receive) {
-  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < num_shared * components;
-       t += (int64_t)gridDim.x * blockDim.x) {
+  for (int64_t t = first_item(); t < num_shared * components; t += item_stride()) {
     const int64_t s = t / components;
     const int c = (int)(t - s * components);
     double *own = &values[shared_nodes[s] * components + c];
@@ -106,10 +97,9 @@ tc_err allocate(tc_exchange_cuda *x, const tc_mesh_exchange_plan &plan) {
 /// Packs on the device and brings the packed values to where MPI reads them.
 tc_err pack(tc_exchange_cuda *x, const double *device_values, int components) {
   const int64_t items = x->entries * components;
+  TC_LAUNCH(pack_kernel, items, x->stream, device_values, x->neighbor_nodes, x->entries,
+            components, x->send);
   if (items > 0) {
-    pack_kernel<<<grid_blocks(items), kThreads, 0, x->stream>>>(device_values, x->neighbor_nodes,
-                                                                 x->entries, components, x->send);
-    TC_CUDA_CALL(cudaGetLastError());
     if (!x->gpu_aware)
       TC_CUDA_CALL(cudaMemcpyAsync(x->host_send, x->send, (size_t)items * sizeof(double),
                                    cudaMemcpyDeviceToHost, x->stream));
@@ -125,12 +115,8 @@ tc_err sum_in(tc_exchange_cuda *x, double *device_values, int components) {
     TC_CUDA_CALL(cudaMemcpyAsync(x->receive, x->host_receive,
                                  (size_t)(x->entries * components) * sizeof(double),
                                  cudaMemcpyHostToDevice, x->stream));
-  if (items > 0) {
-    sum_kernel<<<grid_blocks(items), kThreads, 0, x->stream>>>(
-        device_values, x->shared_nodes, x->term_offsets, x->terms, x->num_shared, components,
-        x->receive);
-    TC_CUDA_CALL(cudaGetLastError());
-  }
+  TC_LAUNCH(sum_kernel, items, x->stream, device_values, x->shared_nodes, x->term_offsets,
+            x->terms, x->num_shared, components, x->receive);
   return TC_SUCCESS;
 }
 

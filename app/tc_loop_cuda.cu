@@ -14,41 +14,16 @@
 #define OMPI_SKIP_MPICXX 1 /* the C interface of MPI only */
 #define MPICH_SKIP_MPICXX 1
 extern "C" {
+#include "tc_cuda_call.h"
 #include "tc_loop_cuda.h"
 }
 
-/// Fails the current function with TC_ERR_CUDA naming the call and the reason.
-#define TC_CUDA_CALL(expr)                                                     \
-  do {                                                                         \
-    cudaError_t tc_cuda_rc_ = (expr);                                          \
-    if (tc_cuda_rc_ != cudaSuccess)                                            \
-      TC_FAIL(TC_ERR_CUDA, "%s failed: %s", #expr, cudaGetErrorString(tc_cuda_rc_)); \
-  } while (0)
-
-/// Launches a kernel over n work items (nothing for n == 0) on the loop's
-/// stream and fails with TC_ERR_CUDA if the launch did.
-#define TC_LAUNCH(kernel, n, stream, ...)                                      \
-  do {                                                                         \
-    const int64_t tc_items_ = (n);                                             \
-    if (tc_items_ > 0) {                                                       \
-      kernel<<<grid_blocks(tc_items_), kThreads, 0, (stream)>>>(__VA_ARGS__);  \
-      TC_CUDA_CALL(cudaGetLastError());                                        \
-    }                                                                          \
-  } while (0)
+#include "tc_cuda_grid.cuh"
 
 namespace {
 
-constexpr int kThreads = 256;
-/// Grids stop growing here; kernels stride over the rest (grid-stride loops).
-constexpr int64_t kMaxBlocks = 1 << 20;
-
-unsigned grid_blocks(int64_t items) {
-  return (unsigned)std::min<int64_t>((items + kThreads - 1) / kThreads, kMaxBlocks);
-}
-
-/// Index of this thread's first item and the stride to its next.
-__device__ int64_t first_item() { return blockIdx.x * (int64_t)blockDim.x + threadIdx.x; }
-__device__ int64_t item_stride() { return (int64_t)gridDim.x * blockDim.x; }
+using tc_cuda_grid::first_item;
+using tc_cuda_grid::item_stride;
 
 /// The device results. The first nine are indexed by the tc_kernel that forms
 /// them; then the element matrices of the three FieldField kernels; then the

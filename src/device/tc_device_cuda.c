@@ -6,14 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
-/// Fails the current function with TC_ERR_CUDA and CUDA's own message.
-#define TC_CUDA_CALL(expr)                                                     \
-  do {                                                                         \
-    cudaError_t tc_cuda_rc_ = (expr);                                          \
-    if (tc_cuda_rc_ != cudaSuccess)                                            \
-      TC_FAIL(TC_ERR_CUDA, "%s failed: %s", #expr,                             \
-              cudaGetErrorString(tc_cuda_rc_));                                \
-  } while (0)
+#include "tc_cuda_call.h"
 
 static tc_err cuda_open(tc_device *device, const tc_device_options *options) {
   int count = 0;
