@@ -6,12 +6,18 @@
  *   FLAT:    threads over cells, plain per-cell loops over the view;
  *   BLOCKED: FieldField as packed per-cell GEMMs with a register-blocked
  *            micro-kernel (in the left layout over blocks of many cells,
- *            read in long runs and prefetched); DataField and DataData as
- *            one-pass streams. */
+ *            read in long runs), the next step's inputs prefetched while a
+ *            step computes and the output written with streaming stores;
+ *            DataField and DataData as one-pass streams. */
 #include <omp.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tc_contract_backend.h"
+
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 
 /* The collapsed view of one contraction. A holds the rows operand (left for
  * FieldField and DataData, the fields for DataField), B the columns operand
@@ -114,6 +120,32 @@ static int64_t max_int64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 enum { TC_OMP_LINE_BYTES = 64 };
 
+/* Copies `bytes` from src to dst with non-temporal (streaming) stores for
+ * the whole 64-byte lines of dst, plain stores for a partial first and last
+ * line: output that is written once and not re-read then costs no read for
+ * ownership and does not evict the inputs from cache. The streaming stores
+ * are weakly ordered: the writer calls store_stream_fence() before others
+ * may read them. Plain copy without AVX-512. */
+static inline void store_stream(void *restrict dst, const void *restrict src, int64_t bytes) {
+  char *d = dst;
+  const char *s = src;
+#ifdef __AVX512F__
+  const int64_t head = min_int64(bytes, (int64_t)(-(uintptr_t)d & (TC_OMP_LINE_BYTES - 1)));
+  memcpy(d, s, (size_t)head);
+  d += head, s += head, bytes -= head;
+  for (; bytes >= TC_OMP_LINE_BYTES;
+       bytes -= TC_OMP_LINE_BYTES, d += TC_OMP_LINE_BYTES, s += TC_OMP_LINE_BYTES)
+    _mm512_stream_si512((void *)d, _mm512_loadu_si512(s));
+#endif
+  memcpy(d, s, (size_t)bytes);
+}
+
+static inline void store_stream_fence(void) {
+#ifdef __AVX512F__
+  _mm_sfence();
+#endif
+}
+
 /* Software prefetch of scattered runs (the left-layout FieldField inputs and
  * output): up to three sections, each a grid of outer x inner runs of
  * run_bytes at byte strides, walked a few runs per call so that the
@@ -184,6 +216,10 @@ enum {
   TC_OMP_LEFT_TILE_BYTES = 2048 * 1024,
   /* ... and so do the packed panels of one k step of that block. */
   TC_OMP_LEFT_PACK_BYTES = 2048 * 1024,
+  /* Right-layout FieldField: cells whose packed operands (A and B) take
+   * fewer bytes than this are left to the hardware prefetcher and written
+   * with plain stores (p8 Scalar, 1 KiB a cell, was slower with both). */
+  TC_OMP_RIGHT_ASSIST_BYTES = 2048,
   /* At most 64 groups of VL cells: a block's runs are then 4 KiB. */
   TC_OMP_LEFT_MAX_GROUPS = 64,
   /* Output tile of a left-layout stream step: stays in L2 across the

@@ -9,9 +9,10 @@
  *               fixed-size loops the compiler turns into FMAs. Right layout:
  *               one cell at a time, MR x NR blocks, broadcasts of A times
  *               vectors of B. Left layout: blocks of many consecutive
- *               cells (each (i,k) read as one long run, the next step's
- *               runs prefetched), computed VL cells at a time (one vector
- *               per (i,k)), vectorised across the cells, MI x MJ blocks;
+ *               cells (each (i,k) read as one long run), computed VL cells
+ *               at a time (one vector per (i,k)), vectorised across the
+ *               cells, MI x MJ blocks. Both: the next step's inputs
+ *               prefetched while a step computes, the output streamed;
  *   omp_stream: DataField and DataData, memory-bound: one pass over the
  *               inputs, vectorised along k per cell in the right layout and
  *               across consecutive cells in the left layout. */
@@ -147,9 +148,11 @@ static void TC_NAME(omp_pack_cells)(const TC_REAL *restrict src, int64_t row_str
 }
 
 /* Right layout: writes (or adds, with sum_into) the rows x cols results of
- * cell c from its tile, (i, j) at tile[i*cols_pad + j]. */
+ * cell c from its tile, (i, j) at tile[i*cols_pad + j]; written rows are
+ * streamed (store_stream) when `stream`. */
 static void TC_NAME(omp_store_tile)(const omp_view *v, const TC_REAL *restrict tile,
-                                    int64_t cols_pad, int64_t c, TC_REAL *restrict out) {
+                                    int64_t cols_pad, int64_t c, bool stream,
+                                    TC_REAL *restrict out) {
   for (int64_t i = 0; i < v->rows; ++i) {
     TC_REAL *restrict o = out + c * v->out_cell + i * v->out_row;
     const TC_REAL *restrict t = tile + i * cols_pad;
@@ -157,6 +160,8 @@ static void TC_NAME(omp_store_tile)(const omp_view *v, const TC_REAL *restrict t
 #pragma omp simd
       for (int64_t j = 0; j < v->cols; ++j)
         o[j] += t[j];
+    } else if (stream) {
+      store_stream(o, t, v->cols * (int64_t)sizeof(TC_REAL));
     } else {
 #pragma omp simd
       for (int64_t j = 0; j < v->cols; ++j)
@@ -167,25 +172,28 @@ static void TC_NAME(omp_store_tile)(const omp_view *v, const TC_REAL *restrict t
 
 /* Left layout: the same for n consecutive cells from c0, in groups of VL
  * cells, group g's tile at tiles + g*tile_len with the cells of (i, j) at
- * (i*cols_pad + j)*VL + w: each output run of n cells is written whole. */
+ * (i*cols_pad + j)*VL + w: each output run of n cells is written whole,
+ * gathered into `run` (n elements) and streamed when not summed into. */
 static void TC_NAME(omp_store_tiles)(const omp_view *v, const TC_REAL *restrict tiles,
                                      int64_t tile_len, int64_t cols_pad, int64_t c0, int64_t n,
-                                     TC_REAL *restrict out) {
+                                     TC_REAL *restrict run, TC_REAL *restrict out) {
   for (int64_t j = 0; j < v->cols; ++j)
     for (int64_t i = 0; i < v->rows; ++i) {
       TC_REAL *restrict o = out + c0 + i * v->out_row + j * v->out_col;
       const TC_REAL *restrict t = tiles + (i * cols_pad + j) * TC_VL;
-      for (int64_t w0 = 0; w0 < n; w0 += TC_VL, o += TC_VL, t += tile_len) {
-        const int64_t cells = min_int64(TC_VL, n - w0);
-        if (v->sum_into) {
+      if (v->sum_into) {
+        for (int64_t w0 = 0; w0 < n; w0 += TC_VL, o += TC_VL, t += tile_len) {
+          const int64_t cells = min_int64(TC_VL, n - w0);
 #pragma omp simd
           for (int64_t w = 0; w < cells; ++w)
             o[w] += t[w];
-        } else {
-#pragma omp simd
-          for (int64_t w = 0; w < cells; ++w)
-            o[w] = t[w];
         }
+      } else {
+        for (int64_t w0 = 0; w0 < n; w0 += TC_VL, t += tile_len)
+#pragma omp simd
+          for (int64_t w = 0; w < TC_VL; ++w)
+            run[w0 + w] = t[w];
+        store_stream(o, run, n * (int64_t)sizeof(TC_REAL));
       }
     }
 }
@@ -197,8 +205,13 @@ static void TC_NAME(omp_store_tiles)(const omp_view *v, const TC_REAL *restrict 
  * so that each (i,k) of the inputs is read as one long run of cells. Per
  * block and k step: pack A and B, run the micro-kernel over all (row panel,
  * column panel) pairs of each group into the group's tile; then store the
- * tiles. In the left layout the next step's runs (and, before the store,
- * the block's output runs) are prefetched while a step computes. */
+ * tiles. While a step computes, the next step's runs (the next k block of
+ * the cell or block, or the next one's first) are prefetched, a few per
+ * micro-kernel call, and, with sum_into, the block's output before it is
+ * read; without sum_into the output is written with streaming stores, which
+ * skip the read for ownership (in the right layout both only for cells of
+ * at least TC_OMP_RIGHT_ASSIST_BYTES, which the hardware prefetcher serves
+ * better alone). */
 static tc_err TC_NAME(omp_gemm)(const omp_view *v, const void *a_void, const void *b_void,
                                 void *out_void) {
   const TC_REAL *a = a_void;
@@ -230,15 +243,23 @@ static tc_err TC_NAME(omp_gemm)(const omp_view *v, const void *a_void, const voi
   const int64_t b_len = cols_pad * kblock * width + TC_VL;
   const int64_t c_len = rows_pad * cols_pad * width + TC_VL;
   const int64_t calls = (rows_pad / row_panel) * (cols_pad / col_panel);
+  /* Software prefetch of the next step and streaming stores: always in the
+   * left layout, in the right one for cells that are not tiny. */
+  const bool assist =
+      !right || (v->rows + v->cols) * min_int64(kblock, length) * size >= TC_OMP_RIGHT_ASSIST_BYTES;
   const int threads = omp_get_max_threads();
   omp_scratch scratch;
-  TC_CALL(scratch_create(threads, (size_t)((a_len + b_len + c_len) * groups * size), &scratch));
+  /* ... and, in the left layout, one output run of the block. */
+  const int64_t run_len = right ? 0 : groups * width;
+  TC_CALL(scratch_create(threads, (size_t)(((a_len + b_len + c_len) * groups + run_len) * size),
+                         &scratch));
 #pragma omp parallel num_threads(threads)
   {
     const int64_t thread = omp_get_thread_num(), team = omp_get_num_threads();
     TC_REAL *a_packed = scratch_slice(&scratch, (int)thread);
     TC_REAL *b_packed = a_packed + a_len * groups;
     TC_REAL *tiles = b_packed + b_len * groups;
+    TC_REAL *run = tiles + c_len * groups;
     omp_prefetch pf = {0};
     const int64_t u_end = (thread + 1) * units / team;
     for (int64_t u = thread * units / team; u < u_end; u += groups) {
@@ -249,55 +270,62 @@ static tc_err TC_NAME(omp_gemm)(const omp_view *v, const void *a_void, const voi
         const int64_t kb = min_int64(kblock, length - k0);
         const TC_REAL *a_step = a + c0 * v->a_cell + k0 * a_k;
         const TC_REAL *b_step = b + c0 * v->b_cell + k0 * b_k;
-        int64_t per_call = 0;
+        prefetch_reset(&pf);
         if (right) {
           TC_NAME(omp_pack_rows)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, TC_MR, a_packed);
           TC_NAME(omp_pack_rows)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, TC_NR, b_packed);
         } else {
-          prefetch_reset(&pf);
           TC_NAME(omp_pack_cells)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, n, TC_MI, a_len,
                                   a_packed);
           TC_NAME(omp_pack_cells)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, n, TC_MJ, b_len,
                                   b_packed);
-          /* The next step: this block's next k block, or the next block's
-           * first one after the output of this block. */
-          int64_t c_next = c0, n_next = n, k_next = k0 + kblock;
-          if (k_next >= length) {
-            prefetch_add(&pf, out + c0, n * size, v->rows, v->out_row * size, v->cols,
-                         v->out_col * size, true);
-            const int64_t u_next = u + groups;
-            c_next = u_next * width, k_next = 0;
-            n_next = u_next < u_end
-                         ? min_int64(min_int64(groups, u_end - u_next) * width, v->cells - c_next)
-                         : 0;
-          }
-          const int64_t kb_next = min_int64(kblock, length - k_next);
-          prefetch_add(&pf, a + c_next * v->a_cell + k_next * a_k, n_next * size, v->rows,
-                       v->a_row * size, kb_next, a_k * size, false);
-          prefetch_add(&pf, b + c_next * v->b_cell + k_next * b_k, n_next * size, v->cols,
-                       v->b_col * size, kb_next, b_k * size, false);
-          per_call = ceil_div(pf.left, calls * live_groups);
         }
+        /* The next step: this block's next k block, or the next block's
+         * first one (after the output of this block when it is re-read);
+         * its runs: per row, kb elements (right) or n cells for each k
+         * (left). */
+        int64_t c_next = c0, n_next = n, k_next = k0 + kblock;
+        if (assist && k_next >= length) {
+          if (v->sum_into)
+            prefetch_add(&pf, out + c0 * v->out_cell, (right ? v->cols : n) * size, v->rows,
+                         v->out_row * size, right ? 1 : v->cols, v->out_col * size, true);
+          const int64_t u_next = u + groups;
+          c_next = u_next * width, k_next = 0;
+          n_next = u_next < u_end
+                       ? min_int64(min_int64(groups, u_end - u_next) * width, v->cells - c_next)
+                       : 0;
+        }
+        if (assist && n_next > 0) {
+          const int64_t kb_next = min_int64(kblock, length - k_next);
+          const int64_t run_bytes = (right ? kb_next : n_next) * size;
+          const int64_t outer = right ? 1 : kb_next;
+          prefetch_add(&pf, a + c_next * v->a_cell + k_next * a_k, run_bytes, v->rows,
+                       v->a_row * size, outer, a_k * size, false);
+          prefetch_add(&pf, b + c_next * v->b_cell + k_next * b_k, run_bytes, v->cols,
+                       v->b_col * size, outer, b_k * size, false);
+        }
+        const int64_t per_call = ceil_div(pf.left, calls * live_groups);
         for (int64_t g = 0; g < live_groups; ++g) {
           const TC_REAL *ag = a_packed + g * a_len, *bg = b_packed + g * b_len;
           TC_REAL *tile = tiles + g * c_len;
           for (int64_t j0 = 0; j0 < cols_pad; j0 += col_panel)
-            for (int64_t i0 = 0; i0 < rows_pad; i0 += row_panel)
-              if (right) {
+            for (int64_t i0 = 0; i0 < rows_pad; i0 += row_panel) {
+              prefetch_some(&pf, per_call);
+              if (right)
                 TC_NAME(omp_micro_rows)(kb, ag + i0 * kb, bg + j0 * kb, tile + i0 * cols_pad + j0,
                                         cols_pad, k0 > 0);
-              } else {
-                prefetch_some(&pf, per_call);
+              else
                 TC_NAME(omp_micro_cells)(kb, ag + i0 * kb * TC_VL, bg + j0 * kb * TC_VL,
                                          tile + (i0 * cols_pad + j0) * TC_VL, cols_pad, k0 > 0);
-              }
+            }
         }
       }
       if (right)
-        TC_NAME(omp_store_tile)(v, tiles, cols_pad, c0, out);
+        TC_NAME(omp_store_tile)(v, tiles, cols_pad, c0, assist, out);
       else
-        TC_NAME(omp_store_tiles)(v, tiles, c_len, cols_pad, c0, n, out);
+        TC_NAME(omp_store_tiles)(v, tiles, c_len, cols_pad, c0, n, run, out);
     }
+    store_stream_fence();
   }
   scratch_destroy(&scratch);
   return TC_SUCCESS;
