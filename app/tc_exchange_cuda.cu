@@ -4,7 +4,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <cstdlib>
 
@@ -17,6 +16,7 @@ extern "C" {
 }
 
 #include "tc_cuda_grid.cuh"
+#include "tc_cuda_memory.cuh"
 
 struct tc_exchange_cuda {
   const tc_mesh *mesh;
@@ -33,6 +33,9 @@ namespace {
 
 using tc_cuda_grid::first_item;
 using tc_cuda_grid::item_stride;
+using tc_cuda_memory::device_alloc;
+using tc_cuda_memory::device_free;
+using tc_cuda_memory::upload;
 
 /// send[e][c] = values[neighbor_nodes[e]][c].
 __global__ void pack_kernel(const double *__restrict__ values,
@@ -62,33 +65,20 @@ __global__ void sum_kernel(double *__restrict__ values, const int64_t *__restric
   }
 }
 
-template <typename T> tc_err upload(T **device, const T *host, int64_t count, cudaStream_t stream) {
-  *device = nullptr;
-  if (count <= 0)
-    return TC_SUCCESS;
-  TC_CUDA_CALL(cudaMalloc((void **)device, (size_t)count * sizeof(T)));
-  TC_CUDA_CALL(cudaMemcpyAsync(*device, host, (size_t)count * sizeof(T), cudaMemcpyHostToDevice,
-                               stream));
-  return TC_SUCCESS;
-}
-
 tc_err allocate(tc_exchange_cuda *x, const tc_mesh_exchange_plan &plan) {
-  for (int n = 0; n < plan.num_neighbors; ++n)
-    TC_CHECK(plan.neighbor_offsets[n + 1] - plan.neighbor_offsets[n] <= INT_MAX / x->max_components,
-             TC_ERR_UNSUPPORTED,
-             "GPU exchange: %lld shared nodes x %d components exceed one MPI message",
-             (long long)(plan.neighbor_offsets[n + 1] - plan.neighbor_offsets[n]), x->max_components);
+  TC_CALL(tc_mesh_exchange_fits(x->mesh, x->max_components));
   const int64_t terms = plan.shared_term_offsets[plan.num_shared];
-  TC_CALL(upload(&x->neighbor_nodes, plan.neighbor_nodes, x->entries, x->stream));
-  TC_CALL(upload(&x->shared_nodes, plan.shared_nodes, x->num_shared, x->stream));
-  TC_CALL(upload(&x->term_offsets, plan.shared_term_offsets, x->num_shared + 1, x->stream));
-  TC_CALL(upload(&x->terms, plan.shared_terms, terms, x->stream));
-  const size_t bytes = (size_t)std::max<int64_t>(x->entries, 1) * x->max_components * sizeof(double);
-  TC_CUDA_CALL(cudaMalloc((void **)&x->send, bytes));
-  TC_CUDA_CALL(cudaMalloc((void **)&x->receive, bytes));
+  TC_CALL(upload(&x->neighbor_nodes, plan.neighbor_nodes, x->entries, "exchange nodes", x->stream));
+  TC_CALL(upload(&x->shared_nodes, plan.shared_nodes, x->num_shared, "shared nodes", x->stream));
+  TC_CALL(upload(&x->term_offsets, plan.shared_term_offsets, x->num_shared + 1,
+                 "shared-node term offsets", x->stream));
+  TC_CALL(upload(&x->terms, plan.shared_terms, terms, "shared-node terms", x->stream));
+  const int64_t count = std::max<int64_t>(x->entries, 1) * x->max_components;
+  TC_CALL(device_alloc(&x->send, count, "exchange send buffer"));
+  TC_CALL(device_alloc(&x->receive, count, "exchange receive buffer"));
   if (!x->gpu_aware) {
-    TC_CUDA_CALL(cudaMallocHost((void **)&x->host_send, bytes));
-    TC_CUDA_CALL(cudaMallocHost((void **)&x->host_receive, bytes));
+    TC_CUDA_CALL(cudaMallocHost((void **)&x->host_send, (size_t)count * sizeof(double)));
+    TC_CUDA_CALL(cudaMallocHost((void **)&x->host_receive, (size_t)count * sizeof(double)));
   }
   TC_CUDA_CALL(cudaStreamSynchronize(x->stream));
   return TC_SUCCESS;
@@ -150,14 +140,13 @@ extern "C" void tc_exchange_cuda_destroy(tc_exchange_cuda **exchange) {
   tc_exchange_cuda *x = *exchange;
   if (!x)
     return;
-  // Release has no error path; a fault shows at the next synchronisation.
-  (void)cudaFree(x->neighbor_nodes);
-  (void)cudaFree(x->shared_nodes);
-  (void)cudaFree(x->term_offsets);
-  (void)cudaFree(x->terms);
-  (void)cudaFree(x->send);
-  (void)cudaFree(x->receive);
-  (void)cudaFreeHost(x->host_send);
+  device_free(&x->neighbor_nodes);
+  device_free(&x->shared_nodes);
+  device_free(&x->term_offsets);
+  device_free(&x->terms);
+  device_free(&x->send);
+  device_free(&x->receive);
+  (void)cudaFreeHost(x->host_send); // no error path, as device_free
   (void)cudaFreeHost(x->host_receive);
   free(x);
   *exchange = nullptr;

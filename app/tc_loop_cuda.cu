@@ -19,11 +19,15 @@ extern "C" {
 }
 
 #include "tc_cuda_grid.cuh"
+#include "tc_cuda_memory.cuh"
 
 namespace {
 
 using tc_cuda_grid::first_item;
 using tc_cuda_grid::item_stride;
+using tc_cuda_memory::device_alloc;
+using tc_cuda_memory::device_free;
+using tc_cuda_memory::upload;
 
 /// The device results. The first nine are indexed by the tc_kernel that forms
 /// them; then the element matrices of the three FieldField kernels; then the
@@ -110,38 +114,6 @@ struct tc_loop_cuda {
 };
 
 namespace {
-
-/* ---- device memory ---- */
-
-template <typename T> tc_err device_alloc(T **ptr, int64_t count, const char *what) {
-  *ptr = nullptr;
-  if (count <= 0)
-    return TC_SUCCESS;
-  const size_t bytes = (size_t)count * sizeof(T);
-  cudaError_t rc = cudaMalloc((void **)ptr, bytes);
-  if (rc != cudaSuccess) {
-    *ptr = nullptr;
-    (void)cudaGetLastError(); // clears the error, which is reported here
-    TC_FAIL(TC_ERR_MEMORY, "cudaMalloc of %zu bytes for %s failed: %s", bytes, what,
-            cudaGetErrorString(rc));
-  }
-  return TC_SUCCESS;
-}
-
-/// Allocates a device copy of count host elements and queues the copy.
-template <typename T>
-tc_err upload(T **ptr, const T *host, int64_t count, const char *what, cudaStream_t stream) {
-  TC_CALL(device_alloc(ptr, count, what));
-  if (count > 0)
-    TC_CUDA_CALL(cudaMemcpyAsync(*ptr, host, (size_t)count * sizeof(T), cudaMemcpyHostToDevice,
-                                 stream));
-  return TC_SUCCESS;
-}
-
-template <typename T> void device_free(T **ptr) {
-  (void)cudaFree(*ptr); // release has no error path; a fault shows at the next sync
-  *ptr = nullptr;
-}
 
 /* ---- geometry (tc_geometry.c) ---- */
 

@@ -549,14 +549,19 @@ void tc_mesh_rank_grid(const tc_mesh *mesh, int grid[3], int position[3]) {
 
 /* --- shared-node sums ------------------------------------------------------------ */
 
-static tc_err allocate_exchange(const tc_mesh *mesh, int components, double **send,
-                                double **receive) {
-  int64_t entries = mesh->neighbor_offsets[mesh->num_neighbors];
+tc_err tc_mesh_exchange_fits(const tc_mesh *mesh, int components) {
   for (int n = 0; n < mesh->num_neighbors; ++n)
     TC_CHECK(mesh->neighbor_offsets[n + 1] - mesh->neighbor_offsets[n] <= INT_MAX / components,
              TC_ERR_UNSUPPORTED,
-             "tc_mesh_sum_shared: %lld shared nodes x %d components exceed one MPI message",
+             "shared-node exchange: %lld shared nodes x %d components exceed one MPI message",
              (long long)(mesh->neighbor_offsets[n + 1] - mesh->neighbor_offsets[n]), components);
+  return TC_SUCCESS;
+}
+
+static tc_err allocate_exchange(const tc_mesh *mesh, int components, double **send,
+                                double **receive) {
+  int64_t entries = mesh->neighbor_offsets[mesh->num_neighbors];
+  TC_CALL(tc_mesh_exchange_fits(mesh, components));
   TC_CALLOC(*send, entries * components);
   TC_CALLOC(*receive, entries * components);
   return TC_SUCCESS;

@@ -99,11 +99,15 @@ typedef struct {
 /// Fills *plan with the mesh's exchange plan. Not collective.
 void tc_mesh_get_exchange_plan(const tc_mesh *mesh, tc_mesh_exchange_plan *plan);
 
+/// TC_ERR_UNSUPPORTED, naming the sizes, when a neighbour's message of
+/// `components` values per shared node would not fit MPI's int count.
+/// Not collective: callers agree on it before any rank exchanges.
+tc_err tc_mesh_exchange_fits(const tc_mesh *mesh, int components);
+
 /// Sends the packed buffer send to the neighbours and receives theirs into
 /// receive (both [neighbor_offsets[num_neighbors]][components] doubles):
 /// host memory, or device memory when the MPI library is CUDA-aware
-/// (tc_parallel_cuda_aware). Each message must fit an int count (the
-/// caller checks, as tc_mesh_sum_shared does, before any rank starts).
+/// (tc_parallel_cuda_aware). Each message must fit (tc_mesh_exchange_fits).
 /// Collective with the neighbours.
 tc_err tc_mesh_exchange_packed(const tc_mesh *mesh, int components, const double *send,
                                double *receive);
