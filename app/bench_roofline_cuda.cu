@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "bench_roofline_cuda.h"
+#include "tc_cuda_call.h"
 }
 
 namespace {
@@ -54,19 +55,12 @@ __global__ void fma_kernel(T multiplier, T addend, T *sink) {
     *sink = sum;
 }
 
-tc_err cuda_failure(cudaError_t status, const char *what) {
-  return tc_error_raise(TC_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: %s", what,
-                        cudaGetErrorString(status));
-}
-
-#define ROOFLINE_CUDA_CALL(expression)                                                             \
-  do {                                                                                             \
-    cudaError_t status_ = (expression);                                                            \
-    if (status_ != cudaSuccess) {                                                                  \
-      err = cuda_failure(status_, #expression);                                                    \
-      goto done;                                                                                   \
-    }                                                                                              \
-  } while (0)
+/* The device buffers and events of one measurement. */
+struct roofline_buffers {
+  double2 *a = nullptr, *b = nullptr, *c = nullptr;
+  double *sink = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
 
 /* Best time in seconds of kPasses runs of launch (after one warm-up). */
 template <typename Launch>
@@ -89,63 +83,65 @@ cudaError_t best_seconds(cudaEvent_t start, cudaEvent_t stop, Launch launch, dou
   return cudaSuccess;
 }
 
+/* Allocates into m (the caller releases it, also on failure) and measures. */
+tc_err measure(roofline_buffers &m, size_t n, bench_roofline *roofline) {
+  int device = 0, processors = 0, blocks_per_processor = 0;
+  TC_CUDA_CALL(cudaGetDevice(&device));
+  TC_CUDA_CALL(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
+  TC_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_processor,
+                                                             fma_kernel<double>, kThreads, 0));
+  for (double2 **array : {&m.a, &m.b, &m.c}) {
+    TC_CUDA_CALL(cudaMalloc(array, n * sizeof(double2)));
+    TC_CUDA_CALL(cudaMemset(*array, 0, n * sizeof(double2)));
+  }
+  TC_CUDA_CALL(cudaMalloc(&m.sink, sizeof(double)));
+  TC_CUDA_CALL(cudaEventCreate(&m.start));
+  TC_CUDA_CALL(cudaEventCreate(&m.stop));
+  double2 *a = m.a, *b = m.b, *c = m.c;
+  double copy_kernel_seconds = 0, copy_memcpy_seconds = 0, triad_seconds = 0, fma_seconds[2] = {0, 0};
+  const int stream_blocks = processors * 8;
+  TC_CUDA_CALL(best_seconds(m.start, m.stop,
+                            [&] { copy_kernel<<<stream_blocks, kThreads>>>(a, c, n); },
+                            &copy_kernel_seconds));
+  TC_CUDA_CALL(best_seconds(
+      m.start, m.stop, [&] { cudaMemcpyAsync(c, a, n * sizeof(double2), cudaMemcpyDeviceToDevice); },
+      &copy_memcpy_seconds));
+  TC_CUDA_CALL(best_seconds(m.start, m.stop,
+                            [&] { triad_kernel<<<stream_blocks, kThreads>>>(a, b, c, 3.0, n); },
+                            &triad_seconds));
+  const int fma_blocks = processors * std::max(blocks_per_processor, 1) * 4;
+  double *sink = m.sink;
+  TC_CUDA_CALL(best_seconds(
+      m.start, m.stop, [&] { fma_kernel<double><<<fma_blocks, kThreads>>>(1.0000001, 1e-7, sink); },
+      &fma_seconds[TC_DOUBLE]));
+  TC_CUDA_CALL(best_seconds(
+      m.start, m.stop,
+      [&] { fma_kernel<float><<<fma_blocks, kThreads>>>(1.0001f, 1e-4f, reinterpret_cast<float *>(sink)); },
+      &fma_seconds[TC_FLOAT]));
+  const double bytes = (double)(n * sizeof(double2));
+  const double flops = 2.0 * kFmaChains * kFmaIterations * (double)fma_blocks * kThreads;
+  roofline->threads = 0;
+  roofline->copy_bytes_per_second = 2.0 * bytes / std::min(copy_kernel_seconds, copy_memcpy_seconds);
+  roofline->triad_bytes_per_second = 3.0 * bytes / triad_seconds;
+  roofline->fma_flops_per_second[TC_DOUBLE] = flops / fma_seconds[TC_DOUBLE];
+  roofline->fma_flops_per_second[TC_FLOAT] = flops / fma_seconds[TC_FLOAT];
+  return TC_SUCCESS;
+}
+
 } // namespace
 
 extern "C" tc_err bench_roofline_measure_cuda(size_t array_bytes, bench_roofline *roofline) {
-  tc_err err = TC_SUCCESS;
-  double2 *a = nullptr, *b = nullptr, *c = nullptr;
-  double *sink_double = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  const size_t n = array_bytes / sizeof(double2);
-  int device = 0, processors = 0, blocks_per_processor = 0;
-  double copy_kernel_seconds = 0, copy_memcpy_seconds = 0, triad_seconds = 0, fma_seconds[2] = {0, 0};
   *roofline = bench_roofline{};
-  ROOFLINE_CUDA_CALL(cudaGetDevice(&device));
-  ROOFLINE_CUDA_CALL(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
-  ROOFLINE_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_processor,
-                                                                   fma_kernel<double>, kThreads, 0));
-  ROOFLINE_CUDA_CALL(cudaMalloc(&a, n * sizeof(double2)));
-  ROOFLINE_CUDA_CALL(cudaMalloc(&b, n * sizeof(double2)));
-  ROOFLINE_CUDA_CALL(cudaMalloc(&c, n * sizeof(double2)));
-  ROOFLINE_CUDA_CALL(cudaMalloc(&sink_double, sizeof(double)));
-  ROOFLINE_CUDA_CALL(cudaMemset(a, 0, n * sizeof(double2)));
-  ROOFLINE_CUDA_CALL(cudaMemset(b, 0, n * sizeof(double2)));
-  ROOFLINE_CUDA_CALL(cudaMemset(c, 0, n * sizeof(double2)));
-  ROOFLINE_CUDA_CALL(cudaEventCreate(&start));
-  ROOFLINE_CUDA_CALL(cudaEventCreate(&stop));
-  {
-    const int stream_blocks = processors * 8;
-    ROOFLINE_CUDA_CALL(best_seconds(start, stop, [&] { copy_kernel<<<stream_blocks, kThreads>>>(a, c, n); },
-                                    &copy_kernel_seconds));
-    ROOFLINE_CUDA_CALL(best_seconds(start, stop,
-                                    [&] { cudaMemcpyAsync(c, a, n * sizeof(double2), cudaMemcpyDeviceToDevice); },
-                                    &copy_memcpy_seconds));
-    ROOFLINE_CUDA_CALL(best_seconds(
-        start, stop, [&] { triad_kernel<<<stream_blocks, kThreads>>>(a, b, c, 3.0, n); }, &triad_seconds));
-    const int fma_blocks = processors * std::max(blocks_per_processor, 1) * 4;
-    ROOFLINE_CUDA_CALL(best_seconds(
-        start, stop, [&] { fma_kernel<double><<<fma_blocks, kThreads>>>(1.0000001, 1e-7, sink_double); },
-        &fma_seconds[TC_DOUBLE]));
-    ROOFLINE_CUDA_CALL(best_seconds(
-        start, stop,
-        [&] { fma_kernel<float><<<fma_blocks, kThreads>>>(1.0001f, 1e-4f, reinterpret_cast<float *>(sink_double)); },
-        &fma_seconds[TC_FLOAT]));
-    const double bytes = (double)(n * sizeof(double2));
-    const double flops = 2.0 * kFmaChains * kFmaIterations * (double)fma_blocks * kThreads;
-    roofline->threads = 0;
-    roofline->copy_bytes_per_second = 2.0 * bytes / std::min(copy_kernel_seconds, copy_memcpy_seconds);
-    roofline->triad_bytes_per_second = 3.0 * bytes / triad_seconds;
-    roofline->fma_flops_per_second[TC_DOUBLE] = flops / fma_seconds[TC_DOUBLE];
-    roofline->fma_flops_per_second[TC_FLOAT] = flops / fma_seconds[TC_FLOAT];
-  }
-done:
-  if (start != nullptr)
-    cudaEventDestroy(start);
-  if (stop != nullptr)
-    cudaEventDestroy(stop);
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(c);
-  cudaFree(sink_double);
+  roofline_buffers m;
+  const tc_err err = measure(m, array_bytes / sizeof(double2), roofline);
+  // Release has no error path; a fault shows at the next synchronisation.
+  if (m.start != nullptr)
+    (void)cudaEventDestroy(m.start);
+  if (m.stop != nullptr)
+    (void)cudaEventDestroy(m.stop);
+  (void)cudaFree(m.a);
+  (void)cudaFree(m.b);
+  (void)cudaFree(m.c);
+  (void)cudaFree(m.sink);
   return err;
 }
