@@ -35,44 +35,37 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Median seconds of reps timed runs of one contraction, after two warm-ups:
- * the variant through tc_contract(), or the yardstick when one is given. */
-static tc_err time_contraction(tc_device *dev, tc_device_timer *timer, const tc_contraction *s,
-                               tc_variant variant, tc_cuda_yardstick *yardstick, const void *left,
-                               const void *right, void *out, int reps, double *median) {
-  const tc_contract_backend *cuda = tc_device_contract_backend(dev);
-  double *samples = malloc(sizeof(double) * (size_t)reps);
-  TC_CHECK(samples != NULL, TC_ERR_MEMORY, "out of host memory");
-  tc_err err = TC_SUCCESS;
-  for (int r = -2; r < reps && err == TC_SUCCESS; ++r) {
-    if ((err = tc_device_timer_start(timer)) ||
-        (err = yardstick ? tc_cuda_yardstick_run(yardstick, s, left, right, out)
-                         : tc_contract(cuda, s, variant, left, right, out, tc_device_stream(dev))) ||
-        (err = tc_device_timer_stop(timer)))
-      break;
-    double seconds = 0;
-    err = tc_device_timer_seconds(timer, &seconds);
-    if (r >= 0)
-      samples[r] = seconds;
-  }
-  if (err == TC_SUCCESS) {
-    qsort(samples, (size_t)reps, sizeof(double), compare_doubles);
-    *median = reps % 2 ? samples[reps / 2] : 0.5 * (samples[reps / 2 - 1] + samples[reps / 2]);
-  }
-  free(samples);
-  return err;
+/* One timed call: a contraction through tc_contract() (the yardstick when
+ * one is given), or, with s NULL, a device-to-device copy of copy_bytes
+ * from left to out. */
+typedef struct {
+  tc_device *dev;
+  const tc_contraction *s;
+  tc_variant variant;
+  tc_cuda_yardstick *yardstick;
+  const void *left, *right;
+  void *out;
+  size_t copy_bytes;
+} timed_call;
+
+static tc_err run_call(const timed_call *c) {
+  if (c->s == NULL)
+    return tc_device_copy_on_device(c->dev, c->out, c->left, c->copy_bytes);
+  if (c->yardstick)
+    return tc_cuda_yardstick_run(c->yardstick, c->s, c->left, c->right, c->out);
+  return tc_contract(tc_device_contract_backend(c->dev), c->s, c->variant, c->left, c->right,
+                     c->out, tc_device_stream(c->dev));
 }
 
-/* Device-to-device copy bandwidth (bytes read + written per second). */
-static tc_err copy_bandwidth(tc_device *dev, tc_device_timer *timer, void *dst, const void *src,
-                             size_t bytes, int reps, double *bandwidth) {
+/* Median seconds of reps timed runs of the call, after two warm-ups. */
+static tc_err median_seconds(tc_device_timer *timer, const timed_call *call, int reps,
+                             double *median) {
   double *samples = malloc(sizeof(double) * (size_t)reps);
   TC_CHECK(samples != NULL, TC_ERR_MEMORY, "out of host memory");
   tc_err err = TC_SUCCESS;
   for (int r = -2; r < reps && err == TC_SUCCESS; ++r) {
     double seconds = 0;
-    if ((err = tc_device_timer_start(timer)) ||
-        (err = tc_device_copy_on_device(dev, dst, src, bytes)) ||
+    if ((err = tc_device_timer_start(timer)) || (err = run_call(call)) ||
         (err = tc_device_timer_stop(timer)) || (err = tc_device_timer_seconds(timer, &seconds)))
       break;
     if (r >= 0)
@@ -80,7 +73,7 @@ static tc_err copy_bandwidth(tc_device *dev, tc_device_timer *timer, void *dst, 
   }
   if (err == TC_SUCCESS) {
     qsort(samples, (size_t)reps, sizeof(double), compare_doubles);
-    *bandwidth = 2.0 * (double)bytes / samples[reps / 2];
+    *median = reps % 2 ? samples[reps / 2] : 0.5 * (samples[reps / 2 - 1] + samples[reps / 2]);
   }
   free(samples);
   return err;
@@ -150,9 +143,11 @@ static tc_err run_bench(tc_device *dev, const bench_options *o) {
     err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__, "out of host memory");
     goto done;
   }
-  double copy_bw = 0;
-  if ((err = copy_bandwidth(dev, timer, out, pool, pool_bytes, o->reps, &copy_bw)))
+  double copy_seconds = 0;
+  const timed_call copy = {.dev = dev, .left = pool, .out = out, .copy_bytes = pool_bytes};
+  if ((err = median_seconds(timer, &copy, o->reps, &copy_seconds)))
     goto done;
+  const double copy_bw = 2.0 * (double)pool_bytes / copy_seconds; /* read + write */
   printf("device: %s\ndevice-to-device copy: %.1f GB/s (read + write, %.2f GB buffer)\n",
          tc_device_description(dev), copy_bw * 1e-9, (double)pool_bytes * 1e-9);
   if (o->csv && !(csv = fopen(o->csv, "w"))) {
@@ -210,8 +205,11 @@ static tc_err run_bench(tc_device *dev, const bench_options *o) {
           double seconds = 0, diff = 0;
           if ((err = tc_contract_resolve(tc_device_contract_backend(dev), &s, v, &resolved)) ||
               (err = tc_device_memset_zero(dev, out, (size_t)tc_contraction_output_count(&s) * element)) ||
-              (err = time_contraction(dev, timer, &s, v, use_yardstick ? yardstick : NULL, left,
-                                         right, out, o->reps, &seconds)))
+              (err = median_seconds(timer,
+                                    &(timed_call){.dev = dev, .s = &s, .variant = v,
+                                                  .yardstick = use_yardstick ? yardstick : NULL,
+                                                  .left = left, .right = right, .out = out},
+                                    o->reps, &seconds)))
             goto done;
           if (v == TC_VARIANT_FLAT) {
             void *host = malloc((size_t)checked * element);
