@@ -201,16 +201,25 @@ int adaptive_slices(int64_t I, int64_t J) {
   return (int)std::max<int64_t>(1, std::min(I, kBlockThreads / J));
 }
 
+/// The current GPU's multiprocessor count and resident threads per multiprocessor.
+tc_err multiprocessors(int *sms, int *threads_per_sm) {
+  int device = 0;
+  cudaError_t rc = cudaGetDevice(&device);
+  if (rc == cudaSuccess)
+    rc = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
+  if (rc == cudaSuccess)
+    rc = cudaDeviceGetAttribute(threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device);
+  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the multiprocessor limits: %s",
+           cudaGetErrorString(rc));
+  return TC_SUCCESS;
+}
+
 /// Grid size for `tasks` units of work of `per_block` units per block: enough
 /// blocks to fill every multiprocessor many times, never more than needed;
 /// the kernels stride over the rest.
 tc_err grid_size(int64_t tasks, int64_t per_block, unsigned *blocks) {
-  int device = 0, sms = 0;
-  cudaError_t rc = cudaGetDevice(&device);
-  if (rc == cudaSuccess)
-    rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the multiprocessor count: %s",
-           cudaGetErrorString(rc));
+  int sms = 0, threads_per_sm = 0;
+  TC_CALL(multiprocessors(&sms, &threads_per_sm));
   const int64_t needed = (tasks + per_block - 1) / per_block;
   *blocks = (unsigned)std::max<int64_t>(1, std::min<int64_t>(needed, (int64_t)sms * 64));
   return TC_SUCCESS;
@@ -218,15 +227,9 @@ tc_err grid_size(int64_t tasks, int64_t per_block, unsigned *blocks) {
 
 /// Threads the current GPU holds at once (multiprocessors x threads each).
 tc_err resident_threads(int64_t *threads) {
-  int device = 0, sms = 0, per_sm = 0;
-  cudaError_t rc = cudaGetDevice(&device);
-  if (rc == cudaSuccess)
-    rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (rc == cudaSuccess)
-    rc = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device);
-  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the multiprocessor limits: %s",
-           cudaGetErrorString(rc));
-  *threads = (int64_t)sms * per_sm;
+  int sms = 0, threads_per_sm = 0;
+  TC_CALL(multiprocessors(&sms, &threads_per_sm));
+  *threads = (int64_t)sms * threads_per_sm;
   return TC_SUCCESS;
 }
 
