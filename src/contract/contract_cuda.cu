@@ -138,16 +138,16 @@ enum tile_config {
 /// FMA tile is 2-6x faster than either.
 enum mma_config { MMA_NONE, MMA_32, MMA_64 };
 
-/// Whether this build runs the tensor-core tile on the GPU: its m16n8k16
-/// f64 instruction needs sm_90 code (a build for an older target only, or a
-/// GPU older than Hopper, keeps the FMA tile). Asked once per process (a
-/// rank drives one GPU).
-bool mma_available() {
+/// Whether the GPU runs this build's sm_90 code (the tensor-core tiles'
+/// m16n8k16 f64 instruction, the bulk copy engine): a build for an older
+/// target only, or a GPU older than Hopper, keeps the other kernels. Asked
+/// once per process (a rank drives one GPU).
+bool hopper_code() {
   static const bool available = [] {
     cudaFuncAttributes attributes;
     if (cudaFuncGetAttributes(&attributes, tc_cuda::mma_kernel<2, 2, 1, 2, 32, 3, true, 1>) !=
         cudaSuccess) {
-      (void)cudaGetLastError(); // no image for this GPU: clear, keep the FMA tile
+      (void)cudaGetLastError(); // no image for this GPU: clear, keep the other kernels
       return false;
     }
     return attributes.ptxVersion >= 90 && attributes.binaryVersion >= 90;
@@ -160,7 +160,7 @@ bool mma_available() {
 /// min(L, R) <= 8, and builds or GPUs without sm_90 code.
 mma_config choose_mma(const tc_cuda_problem &p, bool is_double) {
   const int64_t m = std::min(p.I, p.J);
-  if (!is_double || p.a_k != 1 || p.b_k != 1 || m <= 8 || !mma_available())
+  if (!is_double || p.a_k != 1 || p.b_k != 1 || m <= 8 || !hopper_code())
     return MMA_NONE;
   return m <= 32 ? MMA_32 : MMA_64;
 }
@@ -176,6 +176,19 @@ tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, con
   default:
     TC_FAIL(TC_ERR_INTERNAL, "no tensor-core tile %d", (int)config);
   }
+}
+
+/// The whole-cell tensor-core tile where it applies (contract_cuda_mma.cuh);
+/// float never gets there (choose_mma).
+tc_err run_mma_cells(const tc_cuda_problem &p, const double *A, const double *B, double *out,
+                     cudaStream_t stream, bool *ran) {
+  return tc_cuda::mma_cells_run(p, A, B, out, stream, ran);
+}
+
+tc_err run_mma_cells(const tc_cuda_problem &, const float *, const float *, float *,
+                     cudaStream_t, bool *ran) {
+  *ran = false;
+  return TC_SUCCESS;
 }
 
 /// Float has no tensor-core tile: choose_mma never picks one for it.
@@ -240,13 +253,14 @@ tc_err check_launch(tc_variant variant, const tc_contraction *s) {
   return TC_SUCCESS;
 }
 
-/// STAGED: R = 64 bytes / element words per thread and array; a tile of
-/// entries whose A words fill the block once; as many lanes per sum (a power
-/// of two up to the block) as leave no thread idle.
-template <typename T, bool BCAST>
-tc_err run_staged(const tc_cuda_problem &p, const T *A, const T *B, T *out, cudaStream_t stream) {
+/// STAGED with R words per thread: tiles of entries whose A words fill the
+/// block once; as many lanes per sum (a power of two up to the block) as
+/// leave no thread idle; MINB blocks per multiprocessor.
+template <typename T, int R, bool BCAST, bool PAIRED, int MINB>
+tc_err launch_staged(const tc_cuda_problem &p, const T *A, const T *B, T *out,
+                     cudaStream_t stream) {
   using namespace tc_cuda;
-  constexpr int R = 64 / (int)sizeof(T), words = kStagedThreads * R;
+  constexpr int words = kStagedThreads * R;
   staged_shape shape;
   shape.per_tile = (int)(words / p.K);
   shape.group = 1;
@@ -256,19 +270,21 @@ tc_err run_staged(const tc_cuda_problem &p, const T *A, const T *B, T *out, cuda
   shape.k = make_fast_divisor((uint32_t)p.K);
   shape.rows = make_fast_divisor((uint32_t)p.I);
   shape.bcast = make_fast_divisor(BCAST ? (uint32_t)p.b_mod : 1u);
-  const bool paired = !BCAST && p.I == 1;
-  // The most cells per_tile consecutive entries touch: ceil((per_tile-1)/I) + 1.
-  const int64_t b_words = ((shape.per_tile - 1 + p.I - 1) / p.I + 1) * p.b_c;
-  const size_t shared = (words + (paired ? 0 : b_words)) * sizeof(T);
   unsigned blocks;
   TC_CALL(grid_size(p.C * p.I, shape.per_tile, &blocks));
-  if (paired)
-    staged_kernel<T, R, false, true>
-        <<<blocks, kStagedThreads, shared, stream>>>(p, A, B, out, shape);
-  else
-    staged_kernel<T, R, BCAST, false>
-        <<<blocks, kStagedThreads, shared, stream>>>(p, A, B, out, shape);
+  staged_kernel<T, R, BCAST, PAIRED, MINB>
+      <<<blocks, kStagedThreads, words * sizeof(T), stream>>>(p, A, B, out, shape);
   return TC_SUCCESS;
+}
+
+/// STAGED: 64 bytes per thread of A; DataData (and one field) PAIRED, with
+/// its B run; DataField gathering B, at 8 blocks per multiprocessor.
+template <typename T, bool BCAST>
+tc_err run_staged(const tc_cuda_problem &p, const T *A, const T *B, T *out, cudaStream_t stream) {
+  constexpr int R = 64 / (int)sizeof(T);
+  if (!BCAST && p.I == 1)
+    return launch_staged<T, R, false, true, 1>(p, A, B, out, stream);
+  return launch_staged<T, R, BCAST, false, 8>(p, A, B, out, stream);
 }
 
 template <typename T, bool BCAST>
@@ -349,6 +365,11 @@ tc_err run_field_field(const tc_contraction *s, tc_variant variant, const tc_cud
   }
   if (variant == TC_VARIANT_TILING) {
     const mma_config mma = choose_mma(p, sizeof(T) == sizeof(double));
+    bool ran = false;
+    if (mma != MMA_NONE)
+      TC_CALL(run_mma_cells(p, A, B, out, stream, &ran));
+    if (ran)
+      return check_launch(variant, s);
     if (mma != MMA_NONE) {
       TC_CALL(run_mma(mma, p, A, B, out, stream));
       return check_launch(variant, s);

@@ -5,7 +5,14 @@
 #ifndef TC_CONTRACT_CUDA_KERNELS_CUH
 #define TC_CONTRACT_CUDA_KERNELS_CUH
 
+#include <cuda_runtime.h>
 #include <stdint.h>
+
+extern "C" {
+#include "tc_error.h"
+}
+
+#include "contract_cuda_bulk.cuh"
 
 /// One contraction seen as a batch of C small products:
 ///   out(c,i,j) = sum_{k<K} A(c,i,k) * B(c,j,kb(k)),  kb(k) = k, or (k / b_div) % b_mod
@@ -26,6 +33,24 @@ struct tc_cuda_problem {
 };
 
 namespace tc_cuda {
+
+/// Blocks of `kernel` (threads, dynamic shared bytes) that fit on the whole
+/// GPU at once, after raising its dynamic shared-memory limit; 0 if none fit.
+template <typename Kernel>
+inline tc_err resident_blocks(Kernel kernel, int threads, size_t shared, int64_t *blocks) {
+  int device = 0, sms = 0, per_sm = 0;
+  cudaError_t rc = cudaGetDevice(&device);
+  if (rc == cudaSuccess)
+    rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (rc == cudaSuccess)
+    rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
+  if (rc == cudaSuccess)
+    rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared);
+  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot size a kernel of %d threads and %zu bytes of "
+           "shared memory: %s", threads, shared, cudaGetErrorString(rc));
+  *blocks = (int64_t)sms * per_sm;
+  return TC_SUCCESS;
+}
 
 /// Index of B's k for the contracted index k.
 template <bool BCAST>
@@ -204,117 +229,117 @@ struct staged_shape {
 
 constexpr int kStagedThreads = 256;
 
+/// STAGED's sums of one tile, every thread of the block: `group` lanes add
+/// each of the tile's n entries' K products (entry e at products[e*K], in
+/// shared memory), starting, with K even, at a rotation of the entry so that
+/// lanes do not hit one bank; a shuffle reduction, and across warps through
+/// shared memory when a group is wider than a warp. Entry e is written to
+/// out[o0 + e], so a tile's writes are contiguous.
+template <typename T>
+__device__ __forceinline__ void staged_sums(const tc_cuda_problem &p, const staged_shape &shape,
+                                            const T *products, int n, T *out, int64_t o0) {
+  constexpr int NT = kStagedThreads;
+  __shared__ T warp_partial[NT / 32];
+  const int K = (int)p.K, G = shape.group;
+  const int member = threadIdx.x % G;
+  for (int first = 0; first < n; first += NT / G) {
+    const int entry = first + (int)threadIdx.x / G;
+    T sum = 0;
+    if (entry < n) {
+      const T *row = products + entry * K;
+      // Entries K words apart: with K odd the lanes of a warp already hit
+      // distinct banks; with K even, start entry e at k = e mod K.
+      int k = member + (K % 2 ? 0 : entry - (int)divide(shape.k, (uint32_t)entry) * K);
+      k = k >= K ? k - K : k;
+      for (int j = member; j < K; j += G) {
+        sum += row[k];
+        k += G;
+        k = k >= K ? k - K : k;
+      }
+    }
+    sum = warp_sum(sum, G < 32 ? G : 32);
+    if (G > 32) {
+      if (threadIdx.x % 32 == 0)
+        warp_partial[threadIdx.x / 32] = sum;
+      __syncthreads();
+      if (member == 0)
+        for (int w = 1; w < G / 32; ++w)
+          sum += warp_partial[threadIdx.x / 32 + w];
+      __syncthreads();
+    }
+    if (entry < n && member == 0) {
+      T *o = out + o0 + entry;
+      *o = p.sum_into ? *o + sum : sum;
+    }
+  }
+}
+
+/// Tile t of STAGED: entries o0 .. o0+n-1 (n*K words of A from o0*K) and
+/// the B rows of the cells c0 .. they touch (b_words words from c0*b_c).
+struct staged_tile {
+  int64_t o0, c0;
+  int n, b_words;
+};
+
+template <bool PAIRED>
+__device__ __forceinline__ staged_tile staged_extent(const tc_cuda_problem &p,
+                                                     const staged_shape &shape, int64_t t) {
+  staged_tile x;
+  x.o0 = t * shape.per_tile;
+  x.n = (int)min((int64_t)shape.per_tile, p.C * p.I - x.o0);
+  x.c0 = PAIRED ? x.o0 : x.o0 / p.I;
+  x.b_words = PAIRED ? x.n * (int)p.K : (int)(((x.o0 + x.n - 1) / p.I - x.c0 + 1) * p.b_c);
+  return x;
+}
+
 /// STAGED (layout right, J = 1: DataData, DataField): a block takes a run of
 /// per_tile consecutive output entries o = c*I + i, whose A words o*K + k are
 /// one contiguous run of at most R*256 words: each thread loads R of them with
-/// coalesced loads, all issued before the first use, with the B words of the
-/// cells they touch (likewise contiguous). PAIRED (DataData, and DataField
-/// with one field): the A and B runs line up word for word, and the products
-/// go to shared memory; otherwise both runs do, and a cell's B row serves its
-/// I entries. Then `group` lanes sum each entry's K terms from shared memory
-/// (with K even, starting at a rotation of the entry, so that lanes do not
-/// hit one bank):
-/// a shuffle reduction, and across warps through shared memory when a group
-/// is wider than a warp. The entries of a tile are written contiguously.
-/// Unless PAIRED, the next tile's loads are issued before this one is summed. Needs
-/// K <= R*256 and R*256 elements of dynamic shared memory, plus the most B
-/// words a tile touches unless PAIRED.
-template <typename T, int R, bool BCAST, bool PAIRED>
-__global__ void __launch_bounds__(kStagedThreads)
+/// coalesced loads, and the B word each is multiplied by, all issued before
+/// the first use, and puts the products in shared memory; then staged_sums
+/// adds each entry's K products. PAIRED (DataData, one field): the B run lines
+/// up with the A run word for word; otherwise word w of the run is entry e =
+/// w / K, k = w mod K, and reads B(cell of e, kb(k)): consecutive words read
+/// consecutive B words, and the F entries of a cell re-read one B row, from
+/// L1. Needs K <= R*256 and R*256 elements of dynamic shared memory.
+template <typename T, int R, bool BCAST, bool PAIRED, int MINB = 1>
+__global__ void __launch_bounds__(kStagedThreads, MINB)
     staged_kernel(tc_cuda_problem p, const T *__restrict__ A, const T *__restrict__ B,
                   T *__restrict__ out, staged_shape shape) {
-  constexpr int NT = kStagedThreads, E = NT * R;
+  constexpr int NT = kStagedThreads;
   extern __shared__ __align__(16) unsigned char staged_memory[];
-  __shared__ T warp_partial[NT / 32];
-  T *a_run = reinterpret_cast<T *>(staged_memory); // products when PAIRED
-  T *b_run = a_run + E;
-  const int K = (int)p.K, G = shape.group, b_c = (int)p.b_c;
-  const int64_t outputs = p.C * p.I;
-  const int64_t tiles = (outputs + shape.per_tile - 1) / shape.per_tile;
-  // Tile t: entries o0 .. o0+n-1, n*K words of A from o0*K; the B rows of
-  // the cells c0 .. those entries touch, b_words words from c0*b_c.
-  auto tile_extent = [&](int64_t t, int64_t &o0, int &n, int64_t &c0, int &b_words) {
-    o0 = t * shape.per_tile;
-    n = (int)min((int64_t)shape.per_tile, outputs - o0);
-    c0 = PAIRED ? o0 : o0 / p.I;
-    b_words = PAIRED ? n * K : (int)(((o0 + n - 1) / p.I - c0 + 1) * b_c);
-  };
-  T a[R], b[R];
-  // Unless PAIRED (whose products leave the registers free and which runs at
-  // the copy rate without it), the loads of the next tile are issued before
-  // this tile is summed, so they are in flight during the sum.
-  auto fetch = [&](int64_t t) {
-    int64_t o0, c0;
-    int n, b_words;
-    tile_extent(t, o0, n, c0, b_words);
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int w = threadIdx.x + r * NT;
-      a[r] = t < tiles && w < n * K ? A[o0 * p.K + w] : T(0);
-      b[r] = t < tiles && w < b_words ? B[c0 * b_c + w] : T(0);
-    }
-  };
-  if (!PAIRED)
-    fetch(blockIdx.x);
+  T *products = reinterpret_cast<T *>(staged_memory);
+  const int K = (int)p.K, b_c = (int)p.b_c;
+  const int64_t tiles = (p.C * p.I + shape.per_tile - 1) / shape.per_tile;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    int64_t o0, c0;
-    int n, b_words;
-    tile_extent(tile, o0, n, c0, b_words);
-    if (PAIRED)
-      fetch(tile);
-    const int first_row = (int)(o0 - c0 * p.I);
+    const staged_tile x = staged_extent<PAIRED>(p, shape, tile);
+    const T *a = A + x.o0 * p.K, *b = B + x.c0 * p.b_c;
+    const int words = x.n * K, first_row = (int)(x.o0 - x.c0 * p.I);
+    // Every load is issued before the first product: PAIRED loads both runs
+    // into registers (measured faster at one entry per tile, K = 1125, than
+    // forming products as the words arrive); otherwise each product is formed
+    // as its words arrive, which keeps DataField at 32 registers.
+    T av[R], bv[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int w = threadIdx.x + r * NT;
-      if (PAIRED) {
-        a_run[w] = a[r] * b[r];
+      int b_word = w;
+      if (!PAIRED) {
+        const int e = (int)divide(shape.k, (uint32_t)w), k = w - e * K;
+        const int cell = (int)divide(shape.rows, (uint32_t)(first_row + e));
+        b_word = cell * b_c +
+                 (BCAST ? k - (int)divide(shape.bcast, (uint32_t)k) * (int)shape.bcast.d : k);
+        av[r] = w < words ? a[w] * b[b_word] : T(0);
       } else {
-        a_run[w] = a[r];
-        if (w < b_words)
-          b_run[w] = b[r];
+        av[r] = w < words ? a[w] : T(0);
+        bv[r] = w < words ? b[w] : T(0);
       }
     }
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      products[threadIdx.x + r * NT] = PAIRED ? av[r] * bv[r] : av[r];
     __syncthreads();
-    if (!PAIRED)
-      fetch(tile + gridDim.x);
-    const int member = threadIdx.x % G;
-    for (int first = 0; first < n; first += NT / G) {
-      const int entry = first + (int)threadIdx.x / G;
-      T sum = 0;
-      if (entry < n) {
-        const T *a_row = a_run + entry * K;
-        const T *b_row =
-            PAIRED ? a_row : b_run + (int)divide(shape.rows, (uint32_t)(first_row + entry)) * b_c;
-        // Entries K words apart: with K odd the lanes of a warp already hit
-        // distinct banks; with K even, start entry e at k = e mod K.
-        int k = member + (K % 2 ? 0 : entry - (int)divide(shape.k, (uint32_t)entry) * K);
-        k = k >= K ? k - K : k;
-        for (int j = member; j < K; j += G) {
-          if (PAIRED)
-            sum += a_row[k];
-          else if (BCAST)
-            sum += a_row[k] * b_row[k - (int)divide(shape.bcast, (uint32_t)k) * (int)shape.bcast.d];
-          else
-            sum += a_row[k] * b_row[k];
-          k += G;
-          k = k >= K ? k - K : k;
-        }
-      }
-      sum = warp_sum(sum, G < 32 ? G : 32);
-      if (G > 32) {
-        if (threadIdx.x % 32 == 0)
-          warp_partial[threadIdx.x / 32] = sum;
-        __syncthreads();
-        if (member == 0)
-          for (int w = 1; w < G / 32; ++w)
-            sum += warp_partial[threadIdx.x / 32 + w];
-        __syncthreads();
-      }
-      if (entry < n && member == 0) {
-        T *o = out + o0 + entry;
-        *o = p.sum_into ? *o + sum : sum;
-      }
-    }
+    staged_sums<T>(p, shape, products, x.n, out, x.o0);
     __syncthreads();
   }
 }

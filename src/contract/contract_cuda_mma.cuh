@@ -71,7 +71,7 @@ __device__ __forceinline__ void mma_16x8x16(double (&d)[4], const double2 (&a)[2
                  "d"(b[0].x), "d"(b[0].y), "d"(b[1].x), "d"(b[1].y));
 #else
   // Only sm_90 code has this shape; contract_cuda.cu runs the kernel only
-  // when its binary is sm_90 (mma_available).
+  // when its binary is sm_90 (hopper_code).
   (void)a;
   (void)b;
   d[0] = d[1] = d[2] = d[3] = __longlong_as_double(0x7ff8000000000000ll);
@@ -320,21 +320,279 @@ tc_err mma_launch_as(const tc_cuda_problem &p, const double *A, const double *B,
   constexpr int threads = WM * WN * 32, BM = WM * FM * 16, BN = WN * FN * 8;
   constexpr size_t shared = mma_shared_bytes<WM, WN, FM, FN, KT, STAGES, SHIFT>();
   auto kernel = mma_kernel<WM, WN, FM, FN, KT, STAGES, SHIFT, MINB>;
-  int device = 0, sms = 0, per_sm = 0;
-  cudaError_t rc = cudaGetDevice(&device);
-  if (rc == cudaSuccess)
-    rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (rc == cudaSuccess)
-    rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
-  if (rc == cudaSuccess)
-    rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared);
-  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot set up the tensor-core tile (%zu bytes of "
-           "shared memory): %s", shared, cudaGetErrorString(rc));
-  TC_CHECK(per_sm > 0, TC_ERR_CUDA, "the tensor-core tile (%d threads, %zu bytes of shared "
+  int64_t resident = 0;
+  TC_CALL(resident_blocks(kernel, threads, shared, &resident));
+  TC_CHECK(resident > 0, TC_ERR_CUDA, "the tensor-core tile (%d threads, %zu bytes of shared "
            "memory) does not fit on this GPU", threads, shared);
   const int64_t tasks = p.C * ((p.I + BM - 1) / BM) * ((p.J + BN - 1) / BN);
-  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(tasks, (int64_t)sms * per_sm));
+  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(tasks, resident));
   kernel<<<(unsigned)blocks, threads, shared, stream>>>(p, A, B, out);
+  return TC_SUCCESS;
+}
+
+/// The whole-cell tile's plan: `cells` whole cells per ring stage, `stages`
+/// stages of stage_words words (B from word a_words), 32 x 32 output tiles
+/// per cell (tiles_i x tiles_j), and `split` warps sharing one tile's k steps.
+struct cells_shape {
+  int cells, stages, stage_words, a_words, tiles_i, tiles_j, split;
+};
+
+/// The 32 x 32 per-warp product of the whole-cell tile over k steps [s0, s1)
+/// of 16: rows i0.. of a cell's A (a: [L][K] in shared memory), columns j0..
+/// of its B. Rows past the cell read its last row (their outputs are never
+/// stored) and k past K reads zeros, so nothing has to divide anything. With
+/// K odd the lanes' 8-byte loads (row g, word 4t + v) fall in distinct banks.
+__device__ __forceinline__ void cell_product(double (&acc)[2][4][4], const double *a,
+                                             const double *b, int L, int R, int K, int i0,
+                                             int j0, int s0, int s1) {
+  const int lane = threadIdx.x % 32, group = lane / 4, member = lane % 4;
+  const double *a_row[2][2], *b_row[4];
+#pragma unroll
+  for (int m = 0; m < 2; ++m)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      a_row[m][h] = a + min(i0 + 16 * m + 8 * h + group, L - 1) * K + 4 * member;
+#pragma unroll
+  for (int n = 0; n < 4; ++n)
+    b_row[n] = b + min(j0 + 8 * n + group, R - 1) * K + 4 * member;
+  for (int step = s0; step < s1; ++step) {
+    const int k0 = 16 * step, k = k0 + 4 * member;
+    auto word = [&](const double *row, int v) { return k + v < K ? row[k0 + v] : 0.0; };
+    double2 bf[4][2];
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+        bf[n][u] = make_double2(word(b_row[n], 2 * u), word(b_row[n], 2 * u + 1));
+#pragma unroll
+    for (int m = 0; m < 2; ++m) {
+      double2 af[2][2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int u = 0; u < 2; ++u)
+          af[h][u] = make_double2(word(a_row[m][h], 2 * u), word(a_row[m][h], 2 * u + 1));
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+        mma_16x8x16(acc[m][n], af, bf[n]);
+    }
+  }
+}
+
+/// Whole-cell tensor-core tile (layout right, dense arrays): a cell's A
+/// (L x K) and B (R x K) are each one contiguous run, and so are those of
+/// consecutive cells. A block of W warps takes groups of `cells` cells; the
+/// bulk copy engine stages a group's two runs into a ring of `stages` shared
+/// buffers, `stages` groups ahead (one instruction per run, so the copies cost
+/// no issue slots and hold no registers). Each warp computes 32 x 32 output
+/// tiles (2 x 4 DMMA m16n8k16 accumulators) from shared memory. When a group
+/// has fewer tiles than warps, `split` warps share a tile's k steps and their
+/// partial tiles are summed, in a fixed order, through the stage's buffer once
+/// every warp is done reading it; those outputs are then written as one
+/// contiguous, coalesced run. Otherwise each warp stores its tile directly.
+template <int W, int MINB>
+__global__ void __launch_bounds__(W * 32, MINB)
+    mma_cells_kernel(tc_cuda_problem p, const double *__restrict__ A,
+                     const double *__restrict__ B, double *__restrict__ out, cells_shape shape) {
+  extern __shared__ __align__(16) unsigned char cells_ring[];
+  __shared__ uint64_t barriers[kMaxBulkStages];
+  double *ring = reinterpret_cast<double *>(cells_ring);
+  const int L = (int)p.I, R = (int)p.J, K = (int)p.K, n = shape.cells;
+  const int steps = (K + 15) / 16, split = shape.split;
+  const int64_t groups = (p.C + n - 1) / n, a_total = p.C * L * K, b_total = p.C * R * K;
+  const int64_t a_cell = (int64_t)L * K, b_cell = (int64_t)R * K, o_cell = (int64_t)L * R;
+  auto runs = [&](int64_t g, bulk_run<double> &a, bulk_run<double> &b) {
+    const int64_t c0 = g * n, c1 = min(p.C, c0 + n);
+    a = plan_run(A, c0 * a_cell, c1 * a_cell, a_total);
+    b = plan_run(B, c0 * b_cell, c1 * b_cell, b_total);
+  };
+  auto issue = [&](int64_t g, int s) { // thread 0 only
+    bulk_run<double> a, b;
+    runs(g, a, b);
+    double *buffer = ring + (int64_t)s * shape.stage_words;
+    bulk_expect(&barriers[s], a.bytes + b.bytes);
+    bulk_copy(buffer, A, a, &barriers[s]);
+    bulk_copy(buffer + shape.a_words, B, b, &barriers[s]);
+  };
+  if (threadIdx.x == 0) {
+    bulk_init(barriers, shape.stages);
+    for (int s = 0; s < shape.stages && blockIdx.x + (int64_t)s * gridDim.x < groups; ++s)
+      issue(blockIdx.x + (int64_t)s * gridDim.x, s);
+  }
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int group = lane / 4, member = lane % 4;
+  int s = 0;
+  uint32_t phase = 0;
+  for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+    const int64_t c0 = g * n;
+    const int count = (int)min((int64_t)n, p.C - c0);
+    bulk_run<double> ra, rb;
+    runs(g, ra, rb);
+    double *buffer = ring + (int64_t)s * shape.stage_words;
+    bulk_wait(&barriers[s], phase);
+    const bool a_tail = finish_run(buffer, A, ra);
+    const bool b_tail = finish_run(buffer + shape.a_words, B, rb);
+    if (a_tail || b_tail)
+      __syncthreads();
+    const double *a_cells = buffer + ra.shift, *b_cells = buffer + shape.a_words + rb.shift;
+    const int items = count * shape.tiles_i * shape.tiles_j * split;
+    double acc[2][4][4];
+    int part = 0, q = 0, i0 = 0, j0 = 0;
+    for (int item = warp; item < items; item += W) {
+      part = item % split;
+      int rest = item / split;
+      j0 = 32 * (rest % shape.tiles_j);
+      rest /= shape.tiles_j;
+      i0 = 32 * (rest % shape.tiles_i);
+      q = rest / shape.tiles_i;
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+#pragma unroll
+        for (int t = 0; t < 4; ++t)
+#pragma unroll
+          for (int v = 0; v < 4; ++v)
+            acc[m][t][v] = 0;
+      cell_product(acc, a_cells + q * a_cell, b_cells + q * b_cell, L, R, K, i0, j0,
+                   part * steps / split, (part + 1) * steps / split);
+      if (split > 1)
+        break; // one item per warp (the launch sees to it); summed below
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+#pragma unroll
+        for (int t = 0; t < 4; ++t)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) {
+            const int i = i0 + 16 * m + 8 * (v / 2) + group, j = j0 + 8 * t + 2 * member + v % 2;
+            if (i < L && j < R) {
+              double *o = out + (c0 + q) * o_cell + i * R + j;
+              *o = p.sum_into ? *o + acc[m][t][v] : acc[m][t][v];
+            }
+          }
+    }
+    if (split > 1) {
+      __syncthreads(); // every warp is done reading the stage: it takes the partial tiles
+      double *partial = buffer;
+      if (warp < items) {
+#pragma unroll
+        for (int m = 0; m < 2; ++m)
+#pragma unroll
+          for (int t = 0; t < 4; ++t)
+#pragma unroll
+            for (int v = 0; v < 4; ++v) {
+              const int i = i0 + 16 * m + 8 * (v / 2) + group, j = j0 + 8 * t + 2 * member + v % 2;
+              if (i < L && j < R)
+                partial[(part * count + q) * o_cell + i * R + j] = acc[m][t][v];
+            }
+      }
+      __syncthreads();
+      const int64_t entries = count * o_cell;
+      for (int64_t e = threadIdx.x; e < entries; e += blockDim.x) {
+        double sum = partial[e];
+        for (int k = 1; k < split; ++k)
+          sum += partial[k * entries + e];
+        double *o = out + c0 * o_cell + e;
+        *o = p.sum_into ? *o + sum : sum;
+      }
+    }
+    __syncthreads(); // every thread is done with stage s
+    const int64_t next = g + (int64_t)shape.stages * gridDim.x;
+    if (threadIdx.x == 0 && next < groups)
+      issue(next, s);
+    if (++s == shape.stages) {
+      s = 0;
+      phase ^= 1;
+    }
+  }
+}
+
+/// Plans the whole-cell tile for a layout-right FieldField product with
+/// blocks of `warps` warps: at least two stages of whole cells must fit in
+/// `shared_limit` bytes (else false: the cells are too big, the k-tiled
+/// kernel serves). Groups hold enough cells for about `target` bytes of
+/// copies, and as many stages as fit (at most kMaxBulkStages); `split` gives
+/// idle warps k steps of a tile, as long as the partial tiles fit in a stage.
+inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t target, int warps,
+                       cells_shape &shape) {
+  constexpr int64_t pad = 4; // words per run for the 16-byte alignment of its copy
+  const int64_t cell_bytes = (p.I + p.J) * p.K * (int64_t)sizeof(double);
+  shape.cells = (int)std::max<int64_t>(1, std::min<int64_t>(p.C, (int64_t)target / cell_bytes));
+  shape.a_words = (int)((shape.cells * p.I * p.K + pad + 1) / 2 * 2);
+  shape.stage_words = (int)(shape.a_words + (shape.cells * p.J * p.K + pad + 1) / 2 * 2);
+  const int64_t stage_bytes = (int64_t)shape.stage_words * (int64_t)sizeof(double);
+  shape.stages = (int)std::min<int64_t>(kMaxBulkStages, (int64_t)shared_limit / stage_bytes);
+  if (shape.stages < 2)
+    return false;
+  shape.tiles_i = (int)((p.I + 31) / 32);
+  shape.tiles_j = (int)((p.J + 31) / 32);
+  const int64_t tiles = (int64_t)shape.cells * shape.tiles_i * shape.tiles_j;
+  const int64_t steps = (p.K + 15) / 16;
+  shape.split = (int)std::max<int64_t>(1, std::min<int64_t>(steps, warps / tiles));
+  while (shape.split > 1 && shape.split * shape.cells * p.I * p.J > shape.stage_words)
+    --shape.split;
+  return true;
+}
+
+/// Whether A, B and the output are dense layout-right arrays (each cell's
+/// rows one contiguous run, cells back to back).
+inline bool cells_contiguous(const tc_cuda_problem &p) {
+  return p.a_k == 1 && p.a_i == p.K && p.a_c == p.I * p.K && p.b_k == 1 && p.b_j == p.K &&
+         p.b_c == p.J * p.K && p.o_j == 1 && p.o_i == p.J && p.o_c == p.I * p.J;
+}
+
+/// Launches the whole-cell tile with a planned shape: one resident wave.
+template <int W, int MINB>
+tc_err mma_cells_launch(const tc_cuda_problem &p, const cells_shape &shape, const double *A,
+                        const double *B, double *out, cudaStream_t stream) {
+  const size_t shared = (size_t)shape.stages * shape.stage_words * sizeof(double);
+  auto kernel = mma_cells_kernel<W, MINB>;
+  int64_t resident = 0;
+  TC_CALL(resident_blocks(kernel, W * 32, shared, &resident));
+  TC_CHECK(resident > 0, TC_ERR_CUDA, "the whole-cell tile (%zu bytes of shared memory) does "
+           "not fit on this GPU", shared);
+  const int64_t groups = (p.C + shape.cells - 1) / shape.cells;
+  const int64_t blocks = std::max<int64_t>(1, std::min(groups, resident));
+  kernel<<<(unsigned)blocks, W * 32, shared, stream>>>(p, A, B, out, shape);
+  return TC_SUCCESS;
+}
+
+/// Cells up to this size (A and B, bytes) take the small-cell form of the
+/// whole-cell tile.
+constexpr int64_t kSmallCellBytes = 16 * 1024;
+
+/// Runs the whole-cell tile where its stages fit (dense layout right, cells
+/// small enough for two stages); *ran says whether it did. Small cells
+/// (27 x 27 x 27: 11.7 KB) run 4-warp blocks, three per multiprocessor, each
+/// with a ring of ~24 KB stages; larger ones (27 x 27 x 81 and 243: 35 and
+/// 105 KB) one 8-warp block per multiprocessor with stages of ~128 KB (or
+/// one cell). Measured on an H200 against the other settings tried
+/// (docs/cuda.md).
+inline tc_err mma_cells_run(const tc_cuda_problem &p, const double *A, const double *B,
+                            double *out, cudaStream_t stream, bool *ran) {
+  *ran = false;
+  if (!cells_contiguous(p))
+    return TC_SUCCESS;
+  int device = 0, block_limit = 0, sm_limit = 0;
+  cudaError_t rc = cudaGetDevice(&device);
+  if (rc == cudaSuccess)
+    rc = cudaDeviceGetAttribute(&block_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (rc == cudaSuccess)
+    rc = cudaDeviceGetAttribute(&sm_limit, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the shared-memory limits: %s",
+           cudaGetErrorString(rc));
+  constexpr size_t reserved = 1024; // shared memory the system keeps per block
+  const bool small = (p.I + p.J) * p.K * (int64_t)sizeof(double) <= kSmallCellBytes;
+  cells_shape shape;
+  if (small) {
+    if (!plan_cells(p, (size_t)sm_limit / 3 - reserved, 24 * 1024, 4, shape))
+      return TC_SUCCESS;
+    TC_CALL((mma_cells_launch<4, 3>(p, shape, A, B, out, stream)));
+  } else {
+    if (!plan_cells(p, (size_t)block_limit - reserved, 128 * 1024, 8, shape))
+      return TC_SUCCESS;
+    TC_CALL((mma_cells_launch<8, 1>(p, shape, A, B, out, stream)));
+  }
+  *ran = true;
   return TC_SUCCESS;
 }
 
