@@ -28,7 +28,12 @@ constexpr int kMaxBulkStages = 8;
 /// buffer); the engine copies [copy_first, copy_stop), the 16-byte pieces that
 /// lie inside the array (rounded outwards where that stays inside it), and
 /// threads copy the words left at either end (finish_run). A buffer of
-/// end - start + 2 * 16 / sizeof(T) words holds the run.
+/// end - start + bulk_slack<T> words holds the run.
+/// Words a run's shared buffer needs beyond the run: the 16-byte alignment
+/// of the copy's start and end.
+template <typename T>
+constexpr int64_t bulk_slack = 2 * 16 / sizeof(T);
+
 template <typename T>
 struct bulk_run {
   int64_t origin, copy_first, copy_stop, start, end;

@@ -379,6 +379,24 @@ __device__ __forceinline__ void cell_product(double (&acc)[2][4][4], const doubl
   }
 }
 
+/// Calls f(i, j, value) for each entry of this lane's share of a 32 x 32
+/// tile from (i0, j0) (accumulators of cell_product) that lies inside L x R.
+template <typename F>
+__device__ __forceinline__ void for_each_output(const double (&acc)[2][4][4], int i0, int j0,
+                                                int L, int R, F f) {
+  const int lane = threadIdx.x % 32, group = lane / 4, member = lane % 4;
+#pragma unroll
+  for (int m = 0; m < 2; ++m)
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        const int i = i0 + 16 * m + 8 * (v / 2) + group, j = j0 + 8 * t + 2 * member + v % 2;
+        if (i < L && j < R)
+          f(i, j, acc[m][t][v]);
+      }
+}
+
 /// Whole-cell tensor-core tile (layout right, dense arrays): a cell's A
 /// (L x K) and B (R x K) are each one contiguous run, and so are those of
 /// consecutive cells. A block of W warps takes groups of `cells` cells; the
@@ -420,8 +438,7 @@ __global__ void __launch_bounds__(W * 32, MINB)
       issue(blockIdx.x + (int64_t)s * gridDim.x, s);
   }
   __syncthreads();
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int group = lane / 4, member = lane % 4;
+  const int warp = threadIdx.x / 32;
   int s = 0;
   uint32_t phase = 0;
   for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
@@ -457,34 +474,18 @@ __global__ void __launch_bounds__(W * 32, MINB)
                    part * steps / split, (part + 1) * steps / split);
       if (split > 1)
         break; // one item per warp (the launch sees to it); summed below
-#pragma unroll
-      for (int m = 0; m < 2; ++m)
-#pragma unroll
-        for (int t = 0; t < 4; ++t)
-#pragma unroll
-          for (int v = 0; v < 4; ++v) {
-            const int i = i0 + 16 * m + 8 * (v / 2) + group, j = j0 + 8 * t + 2 * member + v % 2;
-            if (i < L && j < R) {
-              double *o = out + (c0 + q) * o_cell + i * R + j;
-              *o = p.sum_into ? *o + acc[m][t][v] : acc[m][t][v];
-            }
-          }
+      for_each_output(acc, i0, j0, L, R, [&](int i, int j, double value) {
+        double *o = out + (c0 + q) * o_cell + i * R + j;
+        *o = p.sum_into ? *o + value : value;
+      });
     }
     if (split > 1) {
       __syncthreads(); // every warp is done reading the stage: it takes the partial tiles
       double *partial = buffer;
-      if (warp < items) {
-#pragma unroll
-        for (int m = 0; m < 2; ++m)
-#pragma unroll
-          for (int t = 0; t < 4; ++t)
-#pragma unroll
-            for (int v = 0; v < 4; ++v) {
-              const int i = i0 + 16 * m + 8 * (v / 2) + group, j = j0 + 8 * t + 2 * member + v % 2;
-              if (i < L && j < R)
-                partial[(part * count + q) * o_cell + i * R + j] = acc[m][t][v];
-            }
-      }
+      if (warp < items)
+        for_each_output(acc, i0, j0, L, R, [&](int i, int j, double value) {
+          partial[(part * count + q) * o_cell + i * R + j] = value;
+        });
       __syncthreads();
       const int64_t entries = count * o_cell;
       for (int64_t e = threadIdx.x; e < entries; e += blockDim.x) {
@@ -514,7 +515,7 @@ __global__ void __launch_bounds__(W * 32, MINB)
 /// idle warps k steps of a tile, as long as the partial tiles fit in a stage.
 inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t target, int warps,
                        cells_shape &shape) {
-  constexpr int64_t pad = 4; // words per run for the 16-byte alignment of its copy
+  constexpr int64_t pad = bulk_slack<double>; // for the 16-byte alignment of a run's copy
   const int64_t cell_bytes = (p.I + p.J) * p.K * (int64_t)sizeof(double);
   shape.cells = (int)std::max<int64_t>(1, std::min<int64_t>(p.C, (int64_t)target / cell_bytes));
   shape.a_words = (int)((shape.cells * p.I * p.K + pad + 1) / 2 * 2);
