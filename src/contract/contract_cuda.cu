@@ -12,6 +12,7 @@ extern "C" {
 
 #include "contract_cuda_kernels.cuh"
 #include "contract_cuda_mma.cuh"
+#include "contract_cuda_rows.cuh"
 
 namespace {
 
@@ -22,17 +23,14 @@ constexpr int64_t kSliceSharedBytes = 32 * 1024;
 constexpr int64_t kSliceMaxRightFields = 1024;
 /// Longest contraction TEAM_PACKED packs (a group of at most 16 lanes).
 constexpr int64_t kPackedMaxLength = 16;
-/// Longest contraction and most entries per cell STAGED takes (a tile holds
-/// 2048 words of A per block; its index arithmetic is 32-bit).
+/// Longest contraction STAGED takes (a tile holds 2048 words of A per block).
 constexpr int64_t kStagedMaxLength = 2048;
-constexpr int64_t kStagedMaxRows = 4096;
 /// Largest TEAM_DEPTH2 team (D1*D2 threads in one block).
 constexpr int64_t kMaxTeam = 1024;
 /// AUTO's thresholds (see cuda_choose).
 constexpr int64_t kFlatFieldFieldMaxLength = 24;
 constexpr int64_t kFlatDataFieldMaxLength = 8;
-constexpr int64_t kStagedDataFieldMaxLength = 512;
-constexpr int64_t kStagedDataFieldFloatMaxLength = 256;
+constexpr int64_t kRowsDataFieldFloatMaxLength = 256;
 constexpr int64_t kLongContraction = 1024;
 constexpr int64_t kLongDataFieldLeft = 1536;
 
@@ -214,16 +212,24 @@ int adaptive_slices(int64_t I, int64_t J) {
   return (int)std::max<int64_t>(1, std::min(I, kBlockThreads / J));
 }
 
-/// The current GPU's multiprocessor count and resident threads per multiprocessor.
+/// The current GPU's multiprocessor count and resident threads per
+/// multiprocessor, read once per process (a rank drives one GPU).
 tc_err multiprocessors(int *sms, int *threads_per_sm) {
-  int device = 0;
-  cudaError_t rc = cudaGetDevice(&device);
-  if (rc == cudaSuccess)
-    rc = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
-  if (rc == cudaSuccess)
-    rc = cudaDeviceGetAttribute(threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device);
-  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the multiprocessor limits: %s",
-           cudaGetErrorString(rc));
+  static int known_sms = 0, known_threads = 0;
+  if (known_sms == 0) {
+    int device = 0, count = 0, threads = 0;
+    cudaError_t rc = cudaGetDevice(&device);
+    if (rc == cudaSuccess)
+      rc = cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
+    if (rc == cudaSuccess)
+      rc = cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device);
+    TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the multiprocessor limits: %s",
+             cudaGetErrorString(rc));
+    known_threads = threads;
+    known_sms = count;
+  }
+  *sms = known_sms;
+  *threads_per_sm = known_threads;
   return TC_SUCCESS;
 }
 
@@ -253,14 +259,13 @@ tc_err check_launch(tc_variant variant, const tc_contraction *s) {
   return TC_SUCCESS;
 }
 
-/// STAGED with R words per thread: tiles of entries whose A words fill the
-/// block once; as many lanes per sum (a power of two up to the block) as
-/// leave no thread idle; MINB blocks per multiprocessor.
-template <typename T, int R, bool BCAST, bool PAIRED, int MINB>
-tc_err launch_staged(const tc_cuda_problem &p, const T *A, const T *B, T *out,
-                     cudaStream_t stream) {
+/// STAGED (DataData): tiles of cells whose A words fill the block once, 64
+/// bytes per thread; as many lanes per sum (a power of two up to the block)
+/// as leave no thread idle.
+template <typename T>
+tc_err run_staged(const tc_cuda_problem &p, const T *A, const T *B, T *out, cudaStream_t stream) {
   using namespace tc_cuda;
-  constexpr int words = kStagedThreads * R;
+  constexpr int R = 64 / (int)sizeof(T), words = kStagedThreads * R;
   staged_shape shape;
   shape.per_tile = (int)(words / p.K);
   shape.group = 1;
@@ -268,23 +273,10 @@ tc_err launch_staged(const tc_cuda_problem &p, const T *A, const T *B, T *out,
          (int64_t)shape.per_tile * shape.group * 2 <= kStagedThreads)
     shape.group *= 2;
   shape.k = make_fast_divisor((uint32_t)p.K);
-  shape.rows = make_fast_divisor((uint32_t)p.I);
-  shape.bcast = make_fast_divisor(BCAST ? (uint32_t)p.b_mod : 1u);
   unsigned blocks;
-  TC_CALL(grid_size(p.C * p.I, shape.per_tile, &blocks));
-  staged_kernel<T, R, BCAST, PAIRED, MINB>
-      <<<blocks, kStagedThreads, words * sizeof(T), stream>>>(p, A, B, out, shape);
+  TC_CALL(grid_size(p.C, shape.per_tile, &blocks));
+  staged_kernel<T, R><<<blocks, kStagedThreads, words * sizeof(T), stream>>>(p, A, B, out, shape);
   return TC_SUCCESS;
-}
-
-/// STAGED: 64 bytes per thread of A; DataData (and one field) PAIRED, with
-/// its B run; DataField gathering B, at 8 blocks per multiprocessor.
-template <typename T, bool BCAST>
-tc_err run_staged(const tc_cuda_problem &p, const T *A, const T *B, T *out, cudaStream_t stream) {
-  constexpr int R = 64 / (int)sizeof(T);
-  if (!BCAST && p.I == 1)
-    return launch_staged<T, R, false, true, 1>(p, A, B, out, stream);
-  return launch_staged<T, R, BCAST, false, 8>(p, A, B, out, stream);
 }
 
 template <typename T, bool BCAST>
@@ -340,7 +332,10 @@ tc_err run_generic(const tc_contraction *s, tc_variant variant, const tc_cuda_pr
     break;
   }
   case TC_VARIANT_STAGED:
-    TC_CALL((run_staged<T, BCAST>(p, A, B, out, stream)));
+    TC_CALL(run_staged<T>(p, A, B, out, stream));
+    break;
+  case TC_VARIANT_CELL_ROWS:
+    TC_CALL((rows_run<T, BCAST>(p, A, B, out, stream)));
     break;
   default:
     TC_FAIL(TC_ERR_INTERNAL, "CUDA variant %s has no generic kernel", tc_variant_name(variant));
@@ -443,8 +438,11 @@ bool cuda_supports(const tc_contraction *s, tc_variant variant) {
   case TC_VARIANT_TEAM_DEPTH2:
     return s->dim1 * s->dim2 >= 2 && s->dim1 * s->dim2 <= kMaxTeam;
   case TC_VARIANT_STAGED:
-    return !tc_kernel_is_field_field(s->kernel) && s->layout == TC_LAYOUT_RIGHT &&
-           tc_contraction_length(s) <= kStagedMaxLength && s->num_left_fields <= kStagedMaxRows;
+    return tc_kernel_is_data_data(s->kernel) && s->layout == TC_LAYOUT_RIGHT &&
+           tc_contraction_length(s) <= kStagedMaxLength;
+  case TC_VARIANT_CELL_ROWS:
+    return tc_kernel_is_data_field(s->kernel) && s->layout == TC_LAYOUT_RIGHT &&
+           tc_contraction_length(s) <= INT32_MAX && s->num_left_fields <= INT32_MAX;
   default:
     return false;
   }
@@ -472,18 +470,16 @@ tc_variant cuda_choose(const tc_contraction *s) {
     return !single && K >= (data_field ? kLongDataFieldLeft : kLongContraction)
                ? TC_VARIANT_TEAMSTRIDE
                : TC_VARIANT_FLAT;
-  // Layout right: a cell's inputs are contiguous, and STAGED reads runs of
-  // cells as coalesced words; DataField with the shortest sums is as fast
-  // with FLAT, and with long ones teams win.
-  if (data_field && K <= kFlatDataFieldMaxLength)
-    return TC_VARIANT_FLAT;
-  const int64_t staged_max = !data_field ? kStagedMaxLength
-                             : single    ? kStagedDataFieldFloatMaxLength
-                                         : kStagedDataFieldMaxLength;
-  if (K <= staged_max && cuda_supports(s, TC_VARIANT_STAGED))
-    return TC_VARIANT_STAGED;
+  // Layout right: a cell's inputs are contiguous. DataField: FLAT for the
+  // shortest sums, else CELL_ROWS (rows read as coalesced words, the data row
+  // kept on chip), but for long float sums, where a team per field wins;
+  // DataData: STAGED reads runs of cells as coalesced words.
   if (data_field)
-    return TC_VARIANT_TEAMSTRIDE;
+    return K <= kFlatDataFieldMaxLength                    ? TC_VARIANT_FLAT
+           : single && K > kRowsDataFieldFloatMaxLength ? TC_VARIANT_TEAMSTRIDE
+                                                           : TC_VARIANT_CELL_ROWS;
+  if (K <= kStagedMaxLength && cuda_supports(s, TC_VARIANT_STAGED))
+    return TC_VARIANT_STAGED;
   return !single && K >= kLongContraction ? TC_VARIANT_TEAM_DEPTH1 : TC_VARIANT_TEAMSTRIDE;
 }
 

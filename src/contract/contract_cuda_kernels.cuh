@@ -36,8 +36,23 @@ namespace tc_cuda {
 
 /// Blocks of `kernel` (threads, dynamic shared bytes) that fit on the whole
 /// GPU at once, after raising its dynamic shared-memory limit; 0 if none fit.
+/// Asked once per (kernel, threads, bytes) and process: a rank drives one GPU.
 template <typename Kernel>
 inline tc_err resident_blocks(Kernel kernel, int threads, size_t shared, int64_t *blocks) {
+  struct entry {
+    const void *kernel;
+    int threads;
+    size_t shared;
+    int64_t blocks;
+  };
+  static entry known[64];
+  static int count = 0;
+  const void *key = reinterpret_cast<const void *>(kernel);
+  for (int n = 0; n < count; ++n)
+    if (known[n].kernel == key && known[n].threads == threads && known[n].shared == shared) {
+      *blocks = known[n].blocks;
+      return TC_SUCCESS;
+    }
   int device = 0, sms = 0, per_sm = 0;
   cudaError_t rc = cudaGetDevice(&device);
   if (rc == cudaSuccess)
@@ -49,6 +64,8 @@ inline tc_err resident_blocks(Kernel kernel, int threads, size_t shared, int64_t
   TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot size a kernel of %d threads and %zu bytes of "
            "shared memory: %s", threads, shared, cudaGetErrorString(rc));
   *blocks = (int64_t)sms * per_sm;
+  if (count < 64)
+    known[count++] = {key, threads, shared, *blocks};
   return TC_SUCCESS;
 }
 
@@ -221,10 +238,10 @@ __device__ __forceinline__ uint32_t divide(fast_divisor f, uint32_t x) {
 }
 
 /// STAGED's launch: entries per tile (= words per tile / K), lanes per sum
-/// (a power of two <= kStagedThreads), and the divisors of the sum loop.
+/// (a power of two <= kStagedThreads), and K as a divisor.
 struct staged_shape {
   int per_tile, group;
-  fast_divisor k, rows, bcast; ///< by K, by I (entries per cell), by D1*D2
+  fast_divisor k;
 };
 
 constexpr int kStagedThreads = 256;
@@ -274,72 +291,38 @@ __device__ __forceinline__ void staged_sums(const tc_cuda_problem &p, const stag
   }
 }
 
-/// Tile t of STAGED: entries o0 .. o0+n-1 (n*K words of A from o0*K) and
-/// the B rows of the cells c0 .. they touch (b_words words from c0*b_c).
-struct staged_tile {
-  int64_t o0, c0;
-  int n, b_words;
-};
-
-template <bool PAIRED>
-__device__ __forceinline__ staged_tile staged_extent(const tc_cuda_problem &p,
-                                                     const staged_shape &shape, int64_t t) {
-  staged_tile x;
-  x.o0 = t * shape.per_tile;
-  x.n = (int)min((int64_t)shape.per_tile, p.C * p.I - x.o0);
-  x.c0 = PAIRED ? x.o0 : x.o0 / p.I;
-  x.b_words = PAIRED ? x.n * (int)p.K : (int)(((x.o0 + x.n - 1) / p.I - x.c0 + 1) * p.b_c);
-  return x;
-}
-
-/// STAGED (layout right, J = 1: DataData, DataField): a block takes a run of
-/// per_tile consecutive output entries o = c*I + i, whose A words o*K + k are
-/// one contiguous run of at most R*256 words: each thread loads R of them with
-/// coalesced loads, and the B word each is multiplied by, all issued before
-/// the first use, and puts the products in shared memory; then staged_sums
-/// adds each entry's K products. PAIRED (DataData, one field): the B run lines
-/// up with the A run word for word; otherwise word w of the run is entry e =
-/// w / K, k = w mod K, and reads B(cell of e, kb(k)): consecutive words read
-/// consecutive B words, and the F entries of a cell re-read one B row, from
-/// L1. Needs K <= R*256 and R*256 elements of dynamic shared memory.
-template <typename T, int R, bool BCAST, bool PAIRED, int MINB = 1>
-__global__ void __launch_bounds__(kStagedThreads, MINB)
+/// STAGED (DataData in layout right): a block takes a run of per_tile
+/// consecutive cells, whose A and B words c*K + k are two contiguous runs of
+/// at most R*256 words: each thread loads R words of each with coalesced
+/// loads, all issued before the first use (measured faster at one cell per
+/// tile, K = 1125, than forming products as the words arrive), and puts the
+/// products in shared memory; then staged_sums adds each cell's K products.
+/// Needs K <= R*256 and R*256 elements of dynamic shared memory.
+template <typename T, int R>
+__global__ void __launch_bounds__(kStagedThreads)
     staged_kernel(tc_cuda_problem p, const T *__restrict__ A, const T *__restrict__ B,
                   T *__restrict__ out, staged_shape shape) {
   constexpr int NT = kStagedThreads;
   extern __shared__ __align__(16) unsigned char staged_memory[];
   T *products = reinterpret_cast<T *>(staged_memory);
-  const int K = (int)p.K, b_c = (int)p.b_c;
-  const int64_t tiles = (p.C * p.I + shape.per_tile - 1) / shape.per_tile;
+  const int64_t tiles = (p.C + shape.per_tile - 1) / shape.per_tile;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const staged_tile x = staged_extent<PAIRED>(p, shape, tile);
-    const T *a = A + x.o0 * p.K, *b = B + x.c0 * p.b_c;
-    const int words = x.n * K, first_row = (int)(x.o0 - x.c0 * p.I);
-    // Every load is issued before the first product: PAIRED loads both runs
-    // into registers (measured faster at one entry per tile, K = 1125, than
-    // forming products as the words arrive); otherwise each product is formed
-    // as its words arrive, which keeps DataField at 32 registers.
+    const int64_t c0 = tile * shape.per_tile;
+    const int n = (int)min((int64_t)shape.per_tile, p.C - c0);
+    const int words = n * (int)p.K;
+    const T *a = A + c0 * p.K, *b = B + c0 * p.K;
     T av[R], bv[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int w = threadIdx.x + r * NT;
-      int b_word = w;
-      if (!PAIRED) {
-        const int e = (int)divide(shape.k, (uint32_t)w), k = w - e * K;
-        const int cell = (int)divide(shape.rows, (uint32_t)(first_row + e));
-        b_word = cell * b_c +
-                 (BCAST ? k - (int)divide(shape.bcast, (uint32_t)k) * (int)shape.bcast.d : k);
-        av[r] = w < words ? a[w] * b[b_word] : T(0);
-      } else {
-        av[r] = w < words ? a[w] : T(0);
-        bv[r] = w < words ? b[w] : T(0);
-      }
+      av[r] = w < words ? a[w] : T(0);
+      bv[r] = w < words ? b[w] : T(0);
     }
 #pragma unroll
     for (int r = 0; r < R; ++r)
-      products[threadIdx.x + r * NT] = PAIRED ? av[r] * bv[r] : av[r];
+      products[threadIdx.x + r * NT] = av[r] * bv[r];
     __syncthreads();
-    staged_sums<T>(p, shape, products, x.n, out, x.o0);
+    staged_sums<T>(p, shape, products, n, out, c0);
     __syncthreads();
   }
 }

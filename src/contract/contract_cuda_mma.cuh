@@ -573,14 +573,19 @@ inline tc_err mma_cells_run(const tc_cuda_problem &p, const double *A, const dou
   *ran = false;
   if (!cells_contiguous(p))
     return TC_SUCCESS;
-  int device = 0, block_limit = 0, sm_limit = 0;
-  cudaError_t rc = cudaGetDevice(&device);
-  if (rc == cudaSuccess)
-    rc = cudaDeviceGetAttribute(&block_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  if (rc == cudaSuccess)
-    rc = cudaDeviceGetAttribute(&sm_limit, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
-  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the shared-memory limits: %s",
-           cudaGetErrorString(rc));
+  static int block_limit = 0, sm_limit = 0; // read once per process (a rank drives one GPU)
+  if (block_limit == 0) {
+    int device = 0;
+    cudaError_t rc = cudaGetDevice(&device);
+    if (rc == cudaSuccess)
+      rc = cudaDeviceGetAttribute(&block_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (rc == cudaSuccess)
+      rc = cudaDeviceGetAttribute(&sm_limit, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+    if (rc != cudaSuccess)
+      block_limit = 0;
+    TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the shared-memory limits: %s",
+             cudaGetErrorString(rc));
+  }
   constexpr size_t reserved = 1024; // shared memory the system keeps per block
   const bool small = (p.I + p.J) * p.K * (int64_t)sizeof(double) <= kSmallCellBytes;
   cells_shape shape;

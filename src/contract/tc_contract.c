@@ -33,6 +33,7 @@ static const char *const variant_names[TC_VARIANT_COUNT] = {
     [TC_VARIANT_ADAPTIVE_SLICING] = "adaptive-slicing",
     [TC_VARIANT_TILING] = "tiling",
     [TC_VARIANT_STAGED] = "staged",
+    [TC_VARIANT_CELL_ROWS] = "cell-rows",
 };
 static const char *const backend_names[TC_BACKEND_COUNT] = {
     [TC_BACKEND_SERIAL] = "serial", [TC_BACKEND_OPENMP] = "openmp", [TC_BACKEND_CUDA] = "cuda"};

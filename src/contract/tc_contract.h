@@ -55,6 +55,7 @@ typedef enum {
   TC_VARIANT_ADAPTIVE_SLICING, ///< GPU: several slices per team
   TC_VARIANT_TILING,           ///< GPU: shared-memory tiles over (L,R), contracted index walked tile by tile
   TC_VARIANT_STAGED,           ///< GPU: cells' inputs staged in shared memory by coalesced runs, summed there
+  TC_VARIANT_CELL_ROWS,        ///< GPU: DataField, layout right: a warp per slab of a cell's rows, data row in registers
   TC_VARIANT_COUNT
 } tc_variant;
 

@@ -199,7 +199,9 @@ done:
  * of 8, 16, 32 and 64 (FMA k tiles of 8 and 16; tensor-core k tiles of 16
  * and 32 copied in 16-byte pieces, so odd and even K, one cell, several
  * tiles per cell and many cells per block), packed groups of 2..16 lanes,
- * slice chunks of 32 KiB, and warps of 32. */
+ * slice chunks of 32 KiB, and warps of 32; DataField has a K in each of
+ * CELL_ROWS's ten ranges (its data row in registers or re-read, whole cells
+ * or slabs of one, broadcast data of 1, 3, 6, 9 and 10 values per cell). */
 static tc_err run_checks(tc_device *dev, tally *t) {
   typedef struct {
     tc_kernel kernel;
@@ -216,6 +218,10 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       {TC_DATA_FIELD_SCALAR, 33, 7, 1, 5, 1, 1},       {TC_DATA_FIELD_SCALAR, 9, 13, 1, 100, 1, 1},
       {TC_DATA_FIELD_VECTOR, 21, 8, 1, 3, 3, 1},       {TC_DATA_FIELD_VECTOR, 5, 5, 1, 40, 3, 1},
       {TC_DATA_FIELD_TENSOR, 17, 6, 1, 2, 2, 3},       {TC_DATA_FIELD_TENSOR, 3, 9, 1, 27, 3, 3},
+      {TC_DATA_FIELD_SCALAR, 4, 11, 1, 23, 1, 1},      {TC_DATA_FIELD_VECTOR, 3, 10, 1, 10, 3, 1},
+      {TC_DATA_FIELD_VECTOR, 5, 6, 1, 21, 3, 1},       {TC_DATA_FIELD_TENSOR, 5, 4, 1, 10, 3, 3},
+      {TC_DATA_FIELD_SCALAR, 3, 29, 1, 150, 1, 1},     {TC_DATA_FIELD_VECTOR, 2, 70, 1, 217, 3, 1},
+      {TC_DATA_FIELD_TENSOR, 2, 5, 1, 61, 2, 5},
       {TC_DATA_DATA_SCALAR, 70, 1, 1, 1, 1, 1},        {TC_DATA_DATA_SCALAR, 45, 1, 1, 13, 1, 1},
       {TC_DATA_DATA_SCALAR, 6, 1, 1, 1000, 1, 1},      {TC_DATA_DATA_VECTOR, 50, 1, 1, 5, 3, 1},
       {TC_DATA_DATA_VECTOR, 7, 1, 1, 70, 3, 1},        {TC_DATA_DATA_TENSOR, 40, 1, 1, 1, 3, 3},
@@ -244,6 +250,10 @@ static tc_err run_checks(tc_device *dev, tally *t) {
        .layout = TC_LAYOUT_LEFT},
       {.kernel = TC_DATA_FIELD_SCALAR, .num_cells = 70001, .num_left_fields = 3,
        .num_points = 4, .num_data_points = 1, .layout = TC_LAYOUT_LEFT},
+      {.kernel = TC_DATA_FIELD_VECTOR, .num_cells = 40001, .num_left_fields = 5,
+       .num_points = 9, .num_data_points = 9, .dim1 = 3, .layout = TC_LAYOUT_RIGHT},
+      {.kernel = TC_DATA_FIELD_TENSOR, .num_cells = 3001, .num_left_fields = 9, .num_points = 40,
+       .num_data_points = 1, .dim1 = 3, .dim2 = 3, .layout = TC_LAYOUT_RIGHT},
       {.kernel = TC_FIELD_FIELD_SCALAR, .num_cells = 70001, .num_left_fields = 2,
        .num_right_fields = 3, .num_points = 2, .layout = TC_LAYOUT_RIGHT},
       {.kernel = TC_FIELD_FIELD_SCALAR, .num_cells = 20001, .num_left_fields = 12,
