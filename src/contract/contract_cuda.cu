@@ -30,7 +30,7 @@ constexpr int64_t kMaxTeam = 1024;
 /// AUTO's thresholds (see cuda_choose).
 constexpr int64_t kFlatFieldFieldMaxLength = 24;
 constexpr int64_t kFlatDataFieldMaxLength = 8;
-constexpr int64_t kRowsDataFieldFloatMaxLength = 256;
+constexpr int64_t kRowsDataFieldFloatMaxLength = 512;
 constexpr int64_t kLongContraction = 1024;
 constexpr int64_t kLongDataFieldLeft = 1536;
 
