@@ -124,32 +124,31 @@ tc_err rows_launch_as(const tc_cuda_problem &p, const T *A, const T *B, T *out,
   return TC_SUCCESS;
 }
 
-/// CELL_ROWS with the configuration measured best for this K on an H200
-/// (docs/cuda.md): short sums 8 lanes per row, 4 rows per warp load; up to
-/// 256 words 32 lanes with the data row in registers; longer ones re-read
-/// it from L1, two rows at once.
-template <typename T, bool BCAST>
+/// CELL_ROWS's rule: the configuration measured best on an H200 for sums up
+/// to max_k words (docs/cuda.md): short sums 8 lanes per row, so a warp load
+/// covers 4 rows; up to 256 words 32 lanes with the data row in registers;
+/// longer ones re-read it from L1 (W = 0), two rows at once.
+struct rows_config {
+  int64_t max_k;
+  int G, W, U;
+};
+
+constexpr rows_config kRowsRule[] = {
+    {8, 8, 1, 2},   {16, 8, 2, 2},   {24, 8, 3, 2},   {32, 8, 4, 2},   {64, 32, 2, 2},
+    {96, 32, 3, 2}, {128, 32, 4, 2}, {192, 32, 6, 1}, {256, 32, 8, 1}, {INT64_MAX, 32, 0, 2},
+};
+
+/// Runs CELL_ROWS with the first configuration of kRowsRule (from N on)
+/// whose max_k covers K.
+template <typename T, bool BCAST, int N = 0>
 tc_err rows_run(const tc_cuda_problem &p, const T *A, const T *B, T *out, cudaStream_t stream) {
-  const int64_t K = p.K;
-  if (K <= 8)
-    return rows_launch_as<T, 8, 1, 2, BCAST>(p, A, B, out, stream);
-  if (K <= 16)
-    return rows_launch_as<T, 8, 2, 2, BCAST>(p, A, B, out, stream);
-  if (K <= 24)
-    return rows_launch_as<T, 8, 3, 2, BCAST>(p, A, B, out, stream);
-  if (K <= 32)
-    return rows_launch_as<T, 8, 4, 2, BCAST>(p, A, B, out, stream);
-  if (K <= 64)
-    return rows_launch_as<T, 32, 2, 2, BCAST>(p, A, B, out, stream);
-  if (K <= 96)
-    return rows_launch_as<T, 32, 3, 2, BCAST>(p, A, B, out, stream);
-  if (K <= 128)
-    return rows_launch_as<T, 32, 4, 2, BCAST>(p, A, B, out, stream);
-  if (K <= 192)
-    return rows_launch_as<T, 32, 6, 1, BCAST>(p, A, B, out, stream);
-  if (K <= 256)
-    return rows_launch_as<T, 32, 8, 1, BCAST>(p, A, B, out, stream);
-  return rows_launch_as<T, 32, 0, 2, BCAST>(p, A, B, out, stream);
+  constexpr rows_config c = kRowsRule[N];
+  if constexpr (N + 1 == sizeof(kRowsRule) / sizeof(kRowsRule[0]))
+    return rows_launch_as<T, c.G, c.W, c.U, BCAST>(p, A, B, out, stream);
+  else if (p.K <= c.max_k)
+    return rows_launch_as<T, c.G, c.W, c.U, BCAST>(p, A, B, out, stream);
+  else
+    return rows_run<T, BCAST, N + 1>(p, A, B, out, stream);
 }
 
 } // namespace tc_cuda
