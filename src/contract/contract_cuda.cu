@@ -212,43 +212,22 @@ int adaptive_slices(int64_t I, int64_t J) {
   return (int)std::max<int64_t>(1, std::min(I, kBlockThreads / J));
 }
 
-/// The current GPU's multiprocessor count and resident threads per
-/// multiprocessor, read once per process (a rank drives one GPU).
-tc_err multiprocessors(int *sms, int *threads_per_sm) {
-  static int known_sms = 0, known_threads = 0;
-  if (known_sms == 0) {
-    int device = 0, count = 0, threads = 0;
-    cudaError_t rc = cudaGetDevice(&device);
-    if (rc == cudaSuccess)
-      rc = cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
-    if (rc == cudaSuccess)
-      rc = cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device);
-    TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the multiprocessor limits: %s",
-             cudaGetErrorString(rc));
-    known_threads = threads;
-    known_sms = count;
-  }
-  *sms = known_sms;
-  *threads_per_sm = known_threads;
-  return TC_SUCCESS;
-}
-
 /// Grid size for `tasks` units of work of `per_block` units per block: enough
 /// blocks to fill every multiprocessor many times, never more than needed;
 /// the kernels stride over the rest.
 tc_err grid_size(int64_t tasks, int64_t per_block, unsigned *blocks) {
-  int sms = 0, threads_per_sm = 0;
-  TC_CALL(multiprocessors(&sms, &threads_per_sm));
+  tc_cuda::device_limits limits = {};
+  TC_CALL(tc_cuda::current_device_limits(&limits));
   const int64_t needed = (tasks + per_block - 1) / per_block;
-  *blocks = (unsigned)std::max<int64_t>(1, std::min<int64_t>(needed, (int64_t)sms * 64));
+  *blocks = (unsigned)std::max<int64_t>(1, std::min<int64_t>(needed, (int64_t)limits.sms * 64));
   return TC_SUCCESS;
 }
 
 /// Threads the current GPU holds at once (multiprocessors x threads each).
 tc_err resident_threads(int64_t *threads) {
-  int sms = 0, threads_per_sm = 0;
-  TC_CALL(multiprocessors(&sms, &threads_per_sm));
-  *threads = (int64_t)sms * threads_per_sm;
+  tc_cuda::device_limits limits = {};
+  TC_CALL(tc_cuda::current_device_limits(&limits));
+  *threads = (int64_t)limits.sms * limits.threads_per_sm;
   return TC_SUCCESS;
 }
 

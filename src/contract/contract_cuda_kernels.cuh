@@ -34,6 +34,38 @@ struct tc_cuda_problem {
 
 namespace tc_cuda {
 
+/// The current GPU's limits that launch shapes depend on, read once per
+/// process (a rank drives one GPU).
+struct device_limits {
+  int sms, threads_per_sm, shared_per_block_optin, shared_per_sm;
+};
+
+inline tc_err current_device_limits(device_limits *limits) {
+  static device_limits known = {};
+  if (known.sms == 0) {
+    device_limits read = {};
+    int device = 0;
+    cudaError_t rc = cudaGetDevice(&device);
+    const struct {
+      int *value;
+      cudaDeviceAttr attribute;
+    } wanted[] = {
+        {&read.sms, cudaDevAttrMultiProcessorCount},
+        {&read.threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor},
+        {&read.shared_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin},
+        {&read.shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor},
+    };
+    for (const auto &w : wanted)
+      if (rc == cudaSuccess)
+        rc = cudaDeviceGetAttribute(w.value, w.attribute, device);
+    TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the GPU's launch limits: %s",
+             cudaGetErrorString(rc));
+    known = read;
+  }
+  *limits = known;
+  return TC_SUCCESS;
+}
+
 /// Blocks of `kernel` (threads, dynamic shared bytes) that fit on the whole
 /// GPU at once, after raising its dynamic shared-memory limit; 0 if none fit.
 /// Asked once per (kernel, threads, bytes) and process: a rank drives one GPU.
@@ -53,17 +85,16 @@ inline tc_err resident_blocks(Kernel kernel, int threads, size_t shared, int64_t
       *blocks = known[n].blocks;
       return TC_SUCCESS;
     }
-  int device = 0, sms = 0, per_sm = 0;
-  cudaError_t rc = cudaGetDevice(&device);
-  if (rc == cudaSuccess)
-    rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (rc == cudaSuccess)
-    rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
+  device_limits limits = {};
+  TC_CALL(current_device_limits(&limits));
+  int per_sm = 0;
+  cudaError_t rc =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
   if (rc == cudaSuccess)
     rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared);
   TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot size a kernel of %d threads and %zu bytes of "
            "shared memory: %s", threads, shared, cudaGetErrorString(rc));
-  *blocks = (int64_t)sms * per_sm;
+  *blocks = (int64_t)limits.sms * per_sm;
   if (count < 64)
     known[count++] = {key, threads, shared, *blocks};
   return TC_SUCCESS;

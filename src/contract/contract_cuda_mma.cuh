@@ -573,28 +573,19 @@ inline tc_err mma_cells_run(const tc_cuda_problem &p, const double *A, const dou
   *ran = false;
   if (!cells_contiguous(p))
     return TC_SUCCESS;
-  static int block_limit = 0, sm_limit = 0; // read once per process (a rank drives one GPU)
-  if (block_limit == 0) {
-    int device = 0;
-    cudaError_t rc = cudaGetDevice(&device);
-    if (rc == cudaSuccess)
-      rc = cudaDeviceGetAttribute(&block_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    if (rc == cudaSuccess)
-      rc = cudaDeviceGetAttribute(&sm_limit, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
-    if (rc != cudaSuccess)
-      block_limit = 0;
-    TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the shared-memory limits: %s",
-             cudaGetErrorString(rc));
-  }
+  device_limits limits = {};
+  TC_CALL(current_device_limits(&limits));
+  const size_t block_limit = (size_t)limits.shared_per_block_optin,
+               sm_limit = (size_t)limits.shared_per_sm;
   constexpr size_t reserved = 1024; // shared memory the system keeps per block
   const bool small = (p.I + p.J) * p.K * (int64_t)sizeof(double) <= kSmallCellBytes;
   cells_shape shape;
   if (small) {
-    if (!plan_cells(p, (size_t)sm_limit / 3 - reserved, 24 * 1024, 4, shape))
+    if (!plan_cells(p, sm_limit / 3 - reserved, 24 * 1024, 4, shape))
       return TC_SUCCESS;
     TC_CALL((mma_cells_launch<4, 3>(p, shape, A, B, out, stream)));
   } else {
-    if (!plan_cells(p, (size_t)block_limit - reserved, 128 * 1024, 8, shape))
+    if (!plan_cells(p, block_limit - reserved, 128 * 1024, 8, shape))
       return TC_SUCCESS;
     TC_CALL((mma_cells_launch<8, 1>(p, shape, A, B, out, stream)));
   }
