@@ -337,6 +337,52 @@ struct cells_shape {
   int cells, stages, stage_words, a_words, tiles_i, tiles_j, split;
 };
 
+/// The 32 x 32 per-warp DMMA product (2 x 4 accumulators of 16 x 8) over k
+/// in [k_begin, k_end), 16 at a time, of the tensor-core tiles that read
+/// their operands from shared memory. a_row[m][h] is the word offset in `a` of
+/// this lane's A row 16m + 8h + g at k = 0, plus 4t; b_row[n] that in `b` of
+/// its B row (output column) 8n + g. MASKED reads zeros at k >= k_valid (the
+/// loads there are not made); WIDE reads the fragments as 16-byte words
+/// (every offset even), else as 8-byte words.
+template <bool MASKED, bool WIDE>
+__device__ __forceinline__ void warp_product(double (&acc)[2][4][4], const double *a,
+                                             const int (&a_row)[2][2], const double *b,
+                                             const int (&b_row)[4], int k_begin, int k_end,
+                                             int k_valid) {
+  const int member = threadIdx.x % 4;
+  for (int k0 = k_begin; k0 < k_end; k0 += 16) {
+    // Words 2u and 2u + 1 of this lane's four at k0 in the row at `offset`.
+    auto pair = [&](const double *base, int offset, int u) -> double2 {
+      const double *q = base + offset + k0 + 2 * u;
+      if (MASKED) {
+        const int k = k0 + 4 * member + 2 * u;
+        return make_double2(k < k_valid ? q[0] : 0.0, k + 1 < k_valid ? q[1] : 0.0);
+      }
+      return WIDE ? *reinterpret_cast<const double2 *>(q) : make_double2(q[0], q[1]);
+    };
+    // All of A's fragments, then B's one column block at a time: fewer
+    // registers live than holding all of B's (the tiles' register budgets).
+    double2 af[2][2][2];
+#pragma unroll
+    for (int m = 0; m < 2; ++m)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int u = 0; u < 2; ++u)
+          af[m][h][u] = pair(a, a_row[m][h], u);
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      double2 bf[2];
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+        bf[u] = pair(b, b_row[n], u);
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+        mma_16x8x16(acc[m][n], af[m], bf);
+    }
+  }
+}
+
 /// The 32 x 32 per-warp product of the whole-cell tile over k steps [s0, s1)
 /// of 16: rows i0.. of a cell's A (a: [L][K] in shared memory), columns j0..
 /// of its B. Rows past the cell read its last row (their outputs are never
@@ -346,37 +392,16 @@ __device__ __forceinline__ void cell_product(double (&acc)[2][4][4], const doubl
                                              const double *b, int L, int R, int K, int i0,
                                              int j0, int s0, int s1) {
   const int lane = threadIdx.x % 32, group = lane / 4, member = lane % 4;
-  const double *a_row[2][2], *b_row[4];
+  int a_row[2][2], b_row[4];
 #pragma unroll
   for (int m = 0; m < 2; ++m)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-      a_row[m][h] = a + min(i0 + 16 * m + 8 * h + group, L - 1) * K + 4 * member;
+      a_row[m][h] = min(i0 + 16 * m + 8 * h + group, L - 1) * K + 4 * member;
 #pragma unroll
   for (int n = 0; n < 4; ++n)
-    b_row[n] = b + min(j0 + 8 * n + group, R - 1) * K + 4 * member;
-  for (int step = s0; step < s1; ++step) {
-    const int k0 = 16 * step, k = k0 + 4 * member;
-    auto word = [&](const double *row, int v) { return k + v < K ? row[k0 + v] : 0.0; };
-    double2 bf[4][2];
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int u = 0; u < 2; ++u)
-        bf[n][u] = make_double2(word(b_row[n], 2 * u), word(b_row[n], 2 * u + 1));
-#pragma unroll
-    for (int m = 0; m < 2; ++m) {
-      double2 af[2][2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int u = 0; u < 2; ++u)
-          af[h][u] = make_double2(word(a_row[m][h], 2 * u), word(a_row[m][h], 2 * u + 1));
-#pragma unroll
-      for (int n = 0; n < 4; ++n)
-        mma_16x8x16(acc[m][n], af, bf[n]);
-    }
-  }
+    b_row[n] = min(j0 + 8 * n + group, R - 1) * K + 4 * member;
+  warp_product<true, false>(acc, a, a_row, b, b_row, 16 * s0, 16 * s1, K);
 }
 
 /// Calls f(i, j, value) for each entry of this lane's share of a 32 x 32
