@@ -66,17 +66,19 @@ __device__ __forceinline__ uint32_t shared_address(const void *p) {
   return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-/// One thread: sets up `count` barriers, each completed by one arrival and
-/// its copies' bytes. The caller then synchronizes the block.
-__device__ __forceinline__ void bulk_init(uint64_t *barriers, int count) {
+/// One thread: sets up `count` barriers, each completed by `arrivals`
+/// arrivals and its copies' bytes. The caller then synchronizes the block.
+__device__ __forceinline__ void bulk_init(uint64_t *barriers, int count, int arrivals = 1) {
 #if TC_BULK_COPY
   for (int s = 0; s < count; ++s)
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(shared_address(barriers + s))
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barriers + s)),
+                 "r"(arrivals)
                  : "memory");
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #else
   (void)barriers;
   (void)count;
+  (void)arrivals;
 #endif
 }
 
@@ -92,6 +94,17 @@ __device__ __forceinline__ void bulk_expect(uint64_t *barrier, uint32_t bytes) {
 #else
   (void)barrier;
   (void)bytes;
+#endif
+}
+
+/// One arrival on `barrier`; what this thread wrote to shared memory before
+/// it is seen by the threads that wait for the phase to end.
+__device__ __forceinline__ void bulk_arrive(uint64_t *barrier) {
+#if TC_BULK_COPY
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier))
+               : "memory");
+#else
+  (void)barrier;
 #endif
 }
 
