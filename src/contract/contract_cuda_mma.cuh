@@ -338,30 +338,35 @@ struct cells_shape {
 };
 
 /// The 32 x 32 per-warp DMMA product (2 x 4 accumulators of 16 x 8) over k
-/// in [k_begin, k_end), 16 at a time, of the tensor-core tiles that read
-/// their operands from shared memory. a_row[m][h] is the word offset in `a` of
-/// this lane's A row 16m + 8h + g at k = 0, plus 4t; b_row[n] that in `b` of
-/// its B row (output column) 8n + g. MASKED reads zeros at k >= k_valid (the
-/// loads there are not made); WIDE reads the fragments as 16-byte words
-/// (every offset even), else as 8-byte words.
+/// steps [s0, s1) of 16, for the tensor-core tiles that read their operands
+/// from shared memory. Step s of A starts at a + s * a_step (of B at
+/// b + s * b_step); in it, this lane's A row 16m + 8h + g starts at word
+/// a_row[m][h] and its B row (output column) 8n + g at b_row[n], and the
+/// lane's words 4t + 2u and 4t + 2u + 1 of a row are at piece[u] from the
+/// row's start (4t + 2u for rows stored as they are, elsewhere when a
+/// swizzle moved them). MASKED reads zeros at k >= k_valid (the loads there
+/// are not made); WIDE reads the pairs as 16-byte words (every address
+/// 16-byte aligned), else as 8-byte words.
 template <bool MASKED, bool WIDE>
-__device__ __forceinline__ void warp_product(double (&acc)[2][4][4], const double *a,
+__device__ __forceinline__ void warp_product(double (&acc)[2][4][4], const double *a, int a_step,
                                              const int (&a_row)[2][2], const double *b,
-                                             const int (&b_row)[4], int k_begin, int k_end,
+                                             int b_step, const int (&b_row)[4],
+                                             const int (&piece)[2], int s0, int s1,
                                              int k_valid) {
   const int member = threadIdx.x % 4;
-  for (int k0 = k_begin; k0 < k_end; k0 += 16) {
-    // Words 2u and 2u + 1 of this lane's four at k0 in the row at `offset`.
-    auto pair = [&](const double *base, int offset, int u) -> double2 {
-      const double *q = base + offset + k0 + 2 * u;
+  for (int step = s0; step < s1; ++step) {
+    // Words 2u and 2u + 1 of this lane's four of the row at `row` in `base`.
+    auto pair = [&](const double *base, int row, int u) -> double2 {
+      const double *q = base + row + piece[u];
       if (MASKED) {
-        const int k = k0 + 4 * member + 2 * u;
+        const int k = 16 * step + 4 * member + 2 * u;
         return make_double2(k < k_valid ? q[0] : 0.0, k + 1 < k_valid ? q[1] : 0.0);
       }
       return WIDE ? *reinterpret_cast<const double2 *>(q) : make_double2(q[0], q[1]);
     };
+    const double *a_here = a + step * a_step, *b_here = b + step * b_step;
     // All of A's fragments, then B's one column block at a time: fewer
-    // registers live than holding all of B's (the tiles' register budgets).
+    // registers live than holding all of B's.
     double2 af[2][2][2];
 #pragma unroll
     for (int m = 0; m < 2; ++m)
@@ -369,13 +374,13 @@ __device__ __forceinline__ void warp_product(double (&acc)[2][4][4], const doubl
       for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int u = 0; u < 2; ++u)
-          af[m][h][u] = pair(a, a_row[m][h], u);
+          af[m][h][u] = pair(a_here, a_row[m][h], u);
 #pragma unroll
     for (int n = 0; n < 4; ++n) {
       double2 bf[2];
 #pragma unroll
       for (int u = 0; u < 2; ++u)
-        bf[u] = pair(b, b_row[n], u);
+        bf[u] = pair(b_here, b_row[n], u);
 #pragma unroll
       for (int m = 0; m < 2; ++m)
         mma_16x8x16(acc[m][n], af[m], bf);
@@ -397,11 +402,12 @@ __device__ __forceinline__ void cell_product(double (&acc)[2][4][4], const doubl
   for (int m = 0; m < 2; ++m)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-      a_row[m][h] = min(i0 + 16 * m + 8 * h + group, L - 1) * K + 4 * member;
+      a_row[m][h] = min(i0 + 16 * m + 8 * h + group, L - 1) * K;
 #pragma unroll
   for (int n = 0; n < 4; ++n)
-    b_row[n] = min(j0 + 8 * n + group, R - 1) * K + 4 * member;
-  warp_product<true, false>(acc, a, a_row, b, b_row, 16 * s0, 16 * s1, K);
+    b_row[n] = min(j0 + 8 * n + group, R - 1) * K;
+  const int piece[2] = {4 * member, 4 * member + 2};
+  warp_product<true, false>(acc, a, 16, a_row, b, 16, b_row, piece, s0, s1, K);
 }
 
 /// Calls f(i, j, value) for each entry of this lane's share of a 32 x 32

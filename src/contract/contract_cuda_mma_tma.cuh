@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
 
   // Lane (g, t) reads words 4t..4t+3 of its rows: 16-byte pieces 2t and
   // 2t + 1, which the swizzle moved to (2t + u) ^ (row % 8); every row of
-  // this lane sits at swizzle row g.
+  // this lane has row % 8 = g. Box q of a stage is k step q.
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int group = lane / 4, member = lane % 4;
   const int wm = warp / WN, wn = warp % WN;
@@ -157,28 +157,8 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
       refill = true;
       const double *stage = ring + s * STAGE;
       bulk_wait(&full[s], phase);
-#pragma unroll
-      for (int q = 0; q < KS; ++q) {
-        const double *a = stage + q * A_BOX, *b = stage + KS * A_BOX + q * B_BOX;
-        double2 af[2][2][2];
-#pragma unroll
-        for (int m = 0; m < 2; ++m)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int u = 0; u < 2; ++u)
-              af[m][h][u] = *reinterpret_cast<const double2 *>(a + a_row[m][h] + piece[u]);
-#pragma unroll
-        for (int n = 0; n < 4; ++n) {
-          double2 bf[2];
-#pragma unroll
-          for (int u = 0; u < 2; ++u)
-            bf[u] = *reinterpret_cast<const double2 *>(b + b_row[n] + piece[u]);
-#pragma unroll
-          for (int m = 0; m < 2; ++m)
-            mma_16x8x16(acc[m][n], af[m], bf);
-        }
-      }
+      warp_product<false, true>(acc, stage, A_BOX, a_row, stage + KS * A_BOX, B_BOX, b_row,
+                                piece, 0, KS, 0);
       bulk_arrive(&empty[s]);
       if (++s == stages) {
         s = 0;
