@@ -388,6 +388,17 @@ __device__ __forceinline__ void warp_product(double (&acc)[2][4][4], const doubl
   }
 }
 
+/// Zeros a warp's 32 x 32 accumulators (warp_product's).
+__device__ __forceinline__ void clear_piece(double (&acc)[2][4][4]) {
+#pragma unroll
+  for (int m = 0; m < 2; ++m)
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int v = 0; v < 4; ++v)
+        acc[m][n][v] = 0;
+}
+
 /// The 32 x 32 per-warp product of the whole-cell tile over k steps [s0, s1)
 /// of 16: rows i0.. of a cell's A (a: [L][K] in shared memory), columns j0..
 /// of its B. Rows past the cell read its last row (their outputs are never
@@ -494,13 +505,7 @@ __global__ void __launch_bounds__(W * 32, MINB)
       rest /= shape.tiles_j;
       i0 = 32 * (rest % shape.tiles_i);
       q = rest / shape.tiles_i;
-#pragma unroll
-      for (int m = 0; m < 2; ++m)
-#pragma unroll
-        for (int t = 0; t < 4; ++t)
-#pragma unroll
-          for (int v = 0; v < 4; ++v)
-            acc[m][t][v] = 0;
+      clear_piece(acc);
       cell_product(acc, a_cells + q * a_cell, b_cells + q * b_cell, L, R, K, i0, j0,
                    part * steps / split, (part + 1) * steps / split);
       if (split > 1)

@@ -144,13 +144,7 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
   bool refill = false; // whether thread 0 owes the ring a chunk
   for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) {
     double acc[2][4][4];
-#pragma unroll
-    for (int m = 0; m < 2; ++m)
-#pragma unroll
-      for (int n = 0; n < 4; ++n)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          acc[m][n][v] = 0;
+    clear_piece(acc);
     for (int chunk = 0; chunk < chunks; ++chunk) {
       if (threadIdx.x == 0 && refill)
         load_next(); // into the stage the block released one chunk ago
