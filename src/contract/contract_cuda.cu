@@ -176,13 +176,11 @@ tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, con
   case MMA_32:
     return mma_launch<2, 2, 1, 2, 32, 3, 1>(p, A, B, out, stream);
   case MMA_64:
-  {
     if (!mma_tma_applies(p, A, B))
       return mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
     if (std::min(p.I, p.J) > 64 && p.K >= 512)
       return mma_tma_launch<4, 2, 4, 1>(p, A, B, out, stream);
     return mma_tma_launch<2, 2, 2, 2>(p, A, B, out, stream);
-  }
   default:
     TC_FAIL(TC_ERR_INTERNAL, "no tensor-core tile %d", (int)config);
   }

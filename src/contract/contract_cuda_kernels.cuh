@@ -100,6 +100,20 @@ inline tc_err resident_blocks(Kernel kernel, int threads, size_t shared, int64_t
   return TC_SUCCESS;
 }
 
+/// Grid of one resident wave of `kernel` blocks striding over `tasks` tasks:
+/// as many blocks as fit on the GPU at once, never more than the tasks (and
+/// at least one); an error naming `what` when not even one block fits.
+template <typename Kernel>
+inline tc_err resident_wave(Kernel kernel, int threads, size_t shared, int64_t tasks,
+                            const char *what, unsigned *blocks) {
+  int64_t resident = 0;
+  TC_CALL(resident_blocks(kernel, threads, shared, &resident));
+  TC_CHECK(resident > 0, TC_ERR_CUDA, "the %s (%d threads, %zu bytes of shared memory) does not "
+           "fit on this GPU", what, threads, shared);
+  *blocks = (unsigned)(tasks < 1 ? 1 : tasks < resident ? tasks : resident);
+  return TC_SUCCESS;
+}
+
 /// Index of B's k for the contracted index k.
 template <bool BCAST>
 __device__ __forceinline__ int64_t b_index(const tc_cuda_problem &p, int64_t k) {

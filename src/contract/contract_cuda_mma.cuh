@@ -320,13 +320,10 @@ tc_err mma_launch_as(const tc_cuda_problem &p, const double *A, const double *B,
   constexpr int threads = WM * WN * 32, BM = WM * FM * 16, BN = WN * FN * 8;
   constexpr size_t shared = mma_shared_bytes<WM, WN, FM, FN, KT, STAGES, SHIFT>();
   auto kernel = mma_kernel<WM, WN, FM, FN, KT, STAGES, SHIFT, MINB>;
-  int64_t resident = 0;
-  TC_CALL(resident_blocks(kernel, threads, shared, &resident));
-  TC_CHECK(resident > 0, TC_ERR_CUDA, "the tensor-core tile (%d threads, %zu bytes of shared "
-           "memory) does not fit on this GPU", threads, shared);
   const int64_t tasks = p.C * ((p.I + BM - 1) / BM) * ((p.J + BN - 1) / BN);
-  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(tasks, resident));
-  kernel<<<(unsigned)blocks, threads, shared, stream>>>(p, A, B, out);
+  unsigned blocks = 0;
+  TC_CALL(resident_wave(kernel, threads, shared, tasks, "tensor-core tile", &blocks));
+  kernel<<<blocks, threads, shared, stream>>>(p, A, B, out);
   return TC_SUCCESS;
 }
 
@@ -583,13 +580,10 @@ tc_err mma_cells_launch(const tc_cuda_problem &p, const cells_shape &shape, cons
                         const double *B, double *out, cudaStream_t stream) {
   const size_t shared = (size_t)shape.stages * shape.stage_words * sizeof(double);
   auto kernel = mma_cells_kernel<W, MINB>;
-  int64_t resident = 0;
-  TC_CALL(resident_blocks(kernel, W * 32, shared, &resident));
-  TC_CHECK(resident > 0, TC_ERR_CUDA, "the whole-cell tile (%zu bytes of shared memory) does "
-           "not fit on this GPU", shared);
   const int64_t groups = (p.C + shape.cells - 1) / shape.cells;
-  const int64_t blocks = std::max<int64_t>(1, std::min(groups, resident));
-  kernel<<<(unsigned)blocks, W * 32, shared, stream>>>(p, A, B, out, shape);
+  unsigned blocks = 0;
+  TC_CALL(resident_wave(kernel, W * 32, shared, groups, "whole-cell tile", &blocks));
+  kernel<<<blocks, W * 32, shared, stream>>>(p, A, B, out, shape);
   return TC_SUCCESS;
 }
 

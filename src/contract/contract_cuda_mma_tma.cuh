@@ -220,17 +220,19 @@ inline tc_err tma_map(CUtensorMap *map, const double *array, int64_t K, int64_t 
   return TC_SUCCESS;
 }
 
-/// Launches the TMA tile (mma_tma_applies must hold) with as many stages as fit in 1/MINB of a multiprocessor's shared memory (at
-/// most kMaxBulkStages), one resident wave of blocks.
+/// Launches the TMA tile (mma_tma_applies must hold) with as many stages as
+/// fit in 1/MINB of a multiprocessor's shared memory (at most
+/// kMaxBulkStages), one resident wave of blocks.
 template <int WM, int WN, int KS, int MINB>
 tc_err mma_tma_launch(const tc_cuda_problem &p, const double *A, const double *B,
                       double *out, cudaStream_t stream) {
   constexpr int threads = WM * WN * 32;
-  constexpr size_t reserved = 1024 + 2 * kMaxBulkStages * sizeof(uint64_t); // per block
+  constexpr size_t reserved = 1024;                                   // the system's, per block
+  constexpr size_t barriers = 2 * kMaxBulkStages * sizeof(uint64_t); // the kernel's static ones
   device_limits limits = {};
   TC_CALL(current_device_limits(&limits));
   const size_t limit = std::min((size_t)limits.shared_per_block_optin,
-                                (size_t)limits.shared_per_sm / MINB - reserved);
+                                (size_t)limits.shared_per_sm / MINB - reserved) - barriers;
   int stages = kMaxBulkStages;
   while (stages >= 2 && mma_tma_shared_bytes<WM, WN, KS>(stages) > limit)
     --stages;
@@ -240,13 +242,10 @@ tc_err mma_tma_launch(const tc_cuda_problem &p, const double *A, const double *B
   TC_CALL(tma_map(&map_a, A, p.K, p.I, p.C, p.a_i, p.a_c, 32 * WM));
   TC_CALL(tma_map(&map_b, B, p.K, p.J, p.C, p.b_j, p.b_c, 32 * WN));
   auto kernel = mma_tma_kernel<WM, WN, KS, MINB>;
-  int64_t resident = 0;
-  TC_CALL(resident_blocks(kernel, threads, shared, &resident));
-  TC_CHECK(resident > 0, TC_ERR_CUDA, "the TMA tensor-core tile (%d threads, %zu bytes of shared "
-           "memory) does not fit on this GPU", threads, shared);
   const int64_t tasks = p.C * ((p.I + 32 * WM - 1) / (32 * WM)) * ((p.J + 32 * WN - 1) / (32 * WN));
-  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(tasks, resident));
-  kernel<<<(unsigned)blocks, threads, shared, stream>>>(p, map_a, map_b, out, stages);
+  unsigned blocks = 0;
+  TC_CALL(resident_wave(kernel, threads, shared, tasks, "TMA tensor-core tile", &blocks));
+  kernel<<<blocks, threads, shared, stream>>>(p, map_a, map_b, out, stages);
   return TC_SUCCESS;
 }
 

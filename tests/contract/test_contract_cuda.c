@@ -199,8 +199,8 @@ done:
  * of 8, 16, 32 and 64 (FMA k tiles of 8 and 16; tensor-core k tiles of 16
  * and 32 copied in 16-byte pieces, so odd and even K, one cell, several
  * tiles per cell and many cells per block; TMA chunks of 32 and 64 words
- * over 64 x 64 and 128 x 64 tiles, for even K too big for whole cells), packed groups of 2..16 lanes,
- * slice chunks of 32 KiB, and warps of 32; DataField has a K in each of
+ * over 64 x 64 and 128 x 64 tiles, for even K too big for whole cells),
+ * packed groups of 2..16 lanes, slice chunks of 32 KiB, and warps of 32; DataField has a K in each of
  * CELL_ROWS's ten ranges (its data row in registers or re-read, whole cells
  * or slabs of one, broadcast data of 1, 3, 6, 9 and 10 values per cell). */
 static tc_err run_checks(tc_device *dev, tally *t) {
