@@ -6,6 +6,8 @@
 #define TC_CONTRACT_CUDA_KERNELS_CUH
 
 #include <cuda_runtime.h>
+
+#include <algorithm>
 #include <stdint.h>
 
 extern "C" {
@@ -69,6 +71,9 @@ inline tc_err current_device_limits(device_limits *limits) {
 /// Blocks of `kernel` (threads, dynamic shared bytes) that fit on the whole
 /// GPU at once, after raising its dynamic shared-memory limit; 0 if none fit.
 /// Asked once per (kernel, threads, bytes) and process: a rank drives one GPU.
+/// The limit is a kernel's, not a launch's, so it only ever grows (to the most
+/// any remembered launch of the kernel asked for): set lower, a remembered
+/// larger launch would fail.
 template <typename Kernel>
 inline tc_err resident_blocks(Kernel kernel, int threads, size_t shared, int64_t *blocks) {
   struct entry {
@@ -87,9 +92,13 @@ inline tc_err resident_blocks(Kernel kernel, int threads, size_t shared, int64_t
     }
   device_limits limits = {};
   TC_CALL(current_device_limits(&limits));
+  size_t limit = shared;
+  for (int n = 0; n < count; ++n)
+    if (known[n].kernel == key)
+      limit = std::max(limit, known[n].shared);
   int per_sm = 0;
   cudaError_t rc =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)limit);
   if (rc == cudaSuccess)
     rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared);
   TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot size a kernel of %d threads and %zu bytes of "

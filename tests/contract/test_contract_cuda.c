@@ -199,7 +199,8 @@ done:
  * of 8, 16, 32 and 64 (FMA k tiles of 8 and 16; tensor-core k tiles of 16
  * and 32 copied in 16-byte pieces, so odd and even K, one cell, several
  * tiles per cell and many cells per block; TMA chunks of 32 and 64 words
- * over 64 x 64 and 128 x 64 tiles, for even K too big for whole cells),
+ * over 64 x 64 and 128 x 64 tiles, for even K too big for whole cells; slabs of
+ * 32 and 16 rows for cells of 115-130 KB, one to three cells per block, odd K),
  * packed groups of 2..16 lanes, slice chunks of 32 KiB, and warps of 32; DataField has a K in each of
  * CELL_ROWS's ten ranges (its data row in registers or re-read, whole cells
  * or slabs of one, broadcast data of 1, 3, 6, 9 and 10 values per cell). */
@@ -217,7 +218,11 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       {TC_FIELD_FIELD_SCALAR, 1, 33, 70, 10, 1, 1},    {TC_FIELD_FIELD_TENSOR, 3, 130, 129, 5, 3, 3},
       {TC_FIELD_FIELD_VECTOR, 2, 20, 21, 700, 3, 1},   {TC_FIELD_FIELD_SCALAR, 3, 9, 10, 1, 1, 1},
       {TC_FIELD_FIELD_SCALAR, 3, 130, 129, 128, 1, 1}, {TC_FIELD_FIELD_VECTOR, 2, 125, 66, 300, 3, 1},
-      {TC_FIELD_FIELD_TENSOR, 2, 40, 97, 14, 3, 3},
+      {TC_FIELD_FIELD_TENSOR, 2, 40, 97, 14, 3, 3},    {TC_FIELD_FIELD_SCALAR, 3, 64, 64, 125, 1, 1},
+      {TC_FIELD_FIELD_VECTOR, 5, 45, 70, 43, 3, 1},    {TC_FIELD_FIELD_SCALAR, 301, 40, 33, 201, 1, 1},
+      // The first slab shape again, after two that launched the same kernel
+      // with less shared memory: its remembered launch size must still fit.
+      {TC_FIELD_FIELD_SCALAR, 2, 64, 64, 125, 1, 1},
       {TC_DATA_FIELD_SCALAR, 33, 7, 1, 5, 1, 1},       {TC_DATA_FIELD_SCALAR, 9, 13, 1, 100, 1, 1},
       {TC_DATA_FIELD_VECTOR, 21, 8, 1, 3, 3, 1},       {TC_DATA_FIELD_VECTOR, 5, 5, 1, 40, 3, 1},
       {TC_DATA_FIELD_TENSOR, 17, 6, 1, 2, 2, 3},       {TC_DATA_FIELD_TENSOR, 3, 9, 1, 27, 3, 3},
