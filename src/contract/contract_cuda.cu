@@ -12,6 +12,7 @@ extern "C" {
 
 #include "contract_cuda_kernels.cuh"
 #include "contract_cuda_mma.cuh"
+#include "contract_cuda_mma_slabs.cuh"
 #include "contract_cuda_mma_tma.cuh"
 #include "contract_cuda_rows.cuh"
 
@@ -175,12 +176,16 @@ tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, con
   switch (config) {
   case MMA_32:
     return mma_launch<2, 2, 1, 2, 32, 3, 1>(p, A, B, out, stream);
-  case MMA_64:
-    if (!mma_tma_applies(p, A, B))
-      return mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
+  case MMA_64: {
+    if (!mma_tma_applies(p, A, B)) {
+      bool ran = false;
+      TC_CALL(mma_slabs_run(p, A, B, out, stream, &ran));
+      return ran ? TC_SUCCESS : mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
+    }
     if (std::min(p.I, p.J) > 64 && p.K >= 512)
       return mma_tma_launch<4, 2, 4, 1>(p, A, B, out, stream);
     return mma_tma_launch<2, 2, 2, 2>(p, A, B, out, stream);
+  }
   default:
     TC_FAIL(TC_ERR_INTERNAL, "no tensor-core tile %d", (int)config);
   }

@@ -41,6 +41,15 @@ struct bulk_run {
   int shift;
 };
 
+/// Words from the 16-byte boundary at or below word `start` of `array` to
+/// that word: where a run from `start` sits in its buffer (bulk_run::shift).
+template <typename T>
+__device__ __forceinline__ int run_shift(const T *array, int64_t start) {
+  constexpr int64_t E = 16 / sizeof(T);
+  const int64_t base = (int64_t)(((uintptr_t)array % 16) / sizeof(T));
+  return (int)((start + base) % E);
+}
+
 template <typename T>
 __device__ __forceinline__ bulk_run<T> plan_run(const T *array, int64_t start, int64_t end,
                                                 int64_t total) {
@@ -50,7 +59,7 @@ __device__ __forceinline__ bulk_run<T> plan_run(const T *array, int64_t start, i
   bulk_run<T> r;
   r.start = start;
   r.end = end;
-  r.origin = (start + base) / E * E - base;
+  r.origin = start - run_shift(array, start);
   r.copy_first = r.origin >= 0 ? r.origin : r.origin + E;
   r.copy_stop = (end + base + E - 1) / E * E - base;
   if (r.copy_stop > total)

@@ -334,20 +334,21 @@ struct cells_shape {
   int cells, stages, stage_words, a_words, tiles_i, tiles_j, split;
 };
 
-/// The 32 x 32 per-warp DMMA product (2 x 4 accumulators of 16 x 8) over k
-/// steps [s0, s1) of 16, for the tensor-core tiles that read their operands
-/// from shared memory. Step s of A starts at a + s * a_step (of B at
-/// b + s * b_step); in it, this lane's A row 16m + 8h + g starts at word
-/// a_row[m][h] and its B row (output column) 8n + g at b_row[n], and the
+/// The 32 x 8NB per-warp DMMA product (2 x NB accumulators of 16 x 8; NB = 4:
+/// a 32 x 32 piece) over k steps [s0, s1) of 16, for the tensor-core tiles
+/// that read their operands from shared memory. Step s of A starts at
+/// a + s * a_step (of B at b + s * b_step); in it, this lane's A row
+/// 16m + 8h + g starts at word a_row[m][h] and its B row (output column)
+/// 8n + g at b_row[n], and the
 /// lane's words 4t + 2u and 4t + 2u + 1 of a row are at piece[u] from the
 /// row's start (4t + 2u for rows stored as they are, elsewhere when a
 /// swizzle moved them). MASKED reads zeros at k >= k_valid (the loads there
 /// are not made); WIDE reads the pairs as 16-byte words (every address
 /// 16-byte aligned), else as 8-byte words.
-template <bool MASKED, bool WIDE>
-__device__ __forceinline__ void warp_product(double (&acc)[2][4][4], const double *a, int a_step,
+template <bool MASKED, bool WIDE, int NB>
+__device__ __forceinline__ void warp_product(double (&acc)[2][NB][4], const double *a, int a_step,
                                              const int (&a_row)[2][2], const double *b,
-                                             int b_step, const int (&b_row)[4],
+                                             int b_step, const int (&b_row)[NB],
                                              const int (&piece)[2], int s0, int s1,
                                              int k_valid) {
   const int member = threadIdx.x % 4;
@@ -373,7 +374,7 @@ __device__ __forceinline__ void warp_product(double (&acc)[2][4][4], const doubl
         for (int u = 0; u < 2; ++u)
           af[m][h][u] = pair(a_here, a_row[m][h], u);
 #pragma unroll
-    for (int n = 0; n < 4; ++n) {
+    for (int n = 0; n < NB; ++n) {
       double2 bf[2];
 #pragma unroll
       for (int u = 0; u < 2; ++u)
@@ -385,12 +386,13 @@ __device__ __forceinline__ void warp_product(double (&acc)[2][4][4], const doubl
   }
 }
 
-/// Zeros a warp's 32 x 32 accumulators (warp_product's).
-__device__ __forceinline__ void clear_piece(double (&acc)[2][4][4]) {
+/// Zeros a warp's 32 x 8NB accumulators (warp_product's).
+template <int NB>
+__device__ __forceinline__ void clear_piece(double (&acc)[2][NB][4]) {
 #pragma unroll
   for (int m = 0; m < 2; ++m)
 #pragma unroll
-    for (int n = 0; n < 4; ++n)
+    for (int n = 0; n < NB; ++n)
 #pragma unroll
       for (int v = 0; v < 4; ++v)
         acc[m][n][v] = 0;
@@ -418,16 +420,16 @@ __device__ __forceinline__ void cell_product(double (&acc)[2][4][4], const doubl
   warp_product<true, false>(acc, a, 16, a_row, b, 16, b_row, piece, s0, s1, K);
 }
 
-/// Calls f(i, j, value) for each entry of this lane's share of a 32 x 32
-/// tile from (i0, j0) (accumulators of cell_product) that lies inside L x R.
-template <typename F>
-__device__ __forceinline__ void for_each_output(const double (&acc)[2][4][4], int i0, int j0,
+/// Calls f(i, j, value) for each entry of this lane's share of a 32 x 8NB
+/// piece from (i0, j0) (warp_product's accumulators) that lies inside L x R.
+template <int NB, typename F>
+__device__ __forceinline__ void for_each_output(const double (&acc)[2][NB][4], int i0, int j0,
                                                 int L, int R, F f) {
   const int lane = threadIdx.x % 32, group = lane / 4, member = lane % 4;
 #pragma unroll
   for (int m = 0; m < 2; ++m)
 #pragma unroll
-    for (int t = 0; t < 4; ++t)
+    for (int t = 0; t < NB; ++t)
 #pragma unroll
       for (int v = 0; v < 4; ++v) {
         const int i = i0 + 16 * m + 8 * (v / 2) + group, j = j0 + 8 * t + 2 * member + v % 2;
