@@ -13,6 +13,7 @@ extern "C" {
 #include "contract_cuda_kernels.cuh"
 #include "contract_cuda_mma.cuh"
 #include "contract_cuda_mma_slabs.cuh"
+#include "contract_cuda_mma_strips.cuh"
 #include "contract_cuda_mma_tma.cuh"
 #include "contract_cuda_rows.cuh"
 
@@ -129,18 +130,21 @@ enum tile_config {
   TILE_16x2_4C
 };
 
-/// Tensor-core tiles (double only, contract_cuda_mma.cuh and
-/// contract_cuda_mma_tma.cuh), for cells too big for the whole-cell tile:
-/// MMA_32, a 32 x 32 output tile per block of 4 warps, k walked 32 at a time,
-/// 3 stages; MMA_64, where A's and B's rows are 16-byte aligned (K even) the
-/// TMA tile (64 x 64 per block of 4 warps, 2 blocks per multiprocessor, k 32
-/// at a time; 128 x 64 per block of 8 warps, k 64 at a time, when
-/// min(L, R) > 64 and K >= 512), else the k-tiled 64 x 64 per block of 8
-/// warps, k 16 at a time, 4 stages, 2 blocks per multiprocessor. Measured on
-/// an H200 (docs/cuda.md): at 27 x 27 MMA_32 is 1.2-1.8x faster than the FMA
-/// tile, at 64 x 64 and 125 x 125 the k-tiled MMA_64 1.2-2.1x, and at
-/// 125 x 125 the TMA tile another 1.25-1.37x; at 8 x 8 the FMA tile is 2-6x
-/// faster than either.
+/// Tensor-core tiles (double only, contract_cuda_mma*.cuh), for cells too big
+/// for the whole-cell tile: MMA_32, a 32 x 32 output tile per block of 4
+/// warps, k walked 32 at a time, 3 stages; MMA_64, where A's and B's rows are
+/// 16-byte aligned (K even) the TMA tile (64 x 64 per block of 4 warps, 2
+/// blocks per multiprocessor, k 32 at a time; 128 x 64 per block of 8 warps,
+/// k 64 at a time, when min(L, R) > 64 and K >= 512); else the slab tile
+/// where a cell and a slab of the next fit in shared memory; else, for cells
+/// of at most 64 x 64, the strip tile (k 64 at a time, one bulk copy per row);
+/// else the k-tiled 64 x 64 per block of 8 warps, k 16 at a time, 4 stages, 2
+/// blocks per multiprocessor. Measured on an H200 (docs/cuda.md): at 27 x 27
+/// MMA_32 is 1.2-1.8x faster than the FMA tile, at 64 x 64 and 125 x 125 the
+/// k-tiled MMA_64 1.2-2.1x, at 125 x 125 the TMA tile another 1.25-1.37x, at
+/// 64 x 64 x 125 the slab tile 1.37x and at 64 x 64 x 375 and 1125 the strip
+/// tile 1.28-1.31x (at 125 x 125 x 216 it was 1.14x slower than the k-tiled
+/// tile); at 8 x 8 the FMA tile is 2-6x faster than either.
 enum mma_config { MMA_NONE, MMA_32, MMA_64 };
 
 /// Whether the GPU runs this build's sm_90 code (the tensor-core tiles'
@@ -180,7 +184,11 @@ tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, con
     if (!mma_tma_applies(p, A, B)) {
       bool ran = false;
       TC_CALL(mma_slabs_run(p, A, B, out, stream, &ran));
-      return ran ? TC_SUCCESS : mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
+      if (ran)
+        return TC_SUCCESS;
+      if (p.I <= kStripRows && p.J <= kStripRows)
+        return mma_strips_launch(p, A, B, out, stream);
+      return mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
     }
     if (std::min(p.I, p.J) > 64 && p.K >= 512)
       return mma_tma_launch<4, 2, 4, 1>(p, A, B, out, stream);

@@ -200,7 +200,9 @@ done:
  * and 32 copied in 16-byte pieces, so odd and even K, one cell, several
  * tiles per cell and many cells per block; TMA chunks of 32 and 64 words
  * over 64 x 64 and 128 x 64 tiles, for even K too big for whole cells; slabs of
- * 32 and 16 rows for cells of 115-130 KB, one to three cells per block, odd K),
+ * 32 and 16 rows for cells of 115-130 KB, one to three cells per block, odd K;
+ * strips of 64 words of k per row for bigger cells of at most 64 x 64, one
+ * to two tasks per block, odd K, ragged tiles and a ragged last chunk),
  * packed groups of 2..16 lanes, slice chunks of 32 KiB, and warps of 32; DataField has a K in each of
  * CELL_ROWS's ten ranges (its data row in registers or re-read, whole cells
  * or slabs of one, broadcast data of 1, 3, 6, 9 and 10 values per cell). */
@@ -223,6 +225,8 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       // The first slab shape again, after two that launched the same kernel
       // with less shared memory: its remembered launch size must still fit.
       {TC_FIELD_FIELD_SCALAR, 2, 64, 64, 125, 1, 1},
+      {TC_FIELD_FIELD_VECTOR, 3, 64, 64, 125, 3, 1},   {TC_FIELD_FIELD_TENSOR, 4, 50, 37, 41, 3, 3},
+      {TC_FIELD_FIELD_VECTOR, 150, 33, 64, 101, 3, 1},
       {TC_DATA_FIELD_SCALAR, 33, 7, 1, 5, 1, 1},       {TC_DATA_FIELD_SCALAR, 9, 13, 1, 100, 1, 1},
       {TC_DATA_FIELD_VECTOR, 21, 8, 1, 3, 3, 1},       {TC_DATA_FIELD_VECTOR, 5, 5, 1, 40, 3, 1},
       {TC_DATA_FIELD_TENSOR, 17, 6, 1, 2, 2, 3},       {TC_DATA_FIELD_TENSOR, 3, 9, 1, 27, 3, 3},
