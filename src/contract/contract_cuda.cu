@@ -131,7 +131,7 @@ enum tile_config {
 };
 
 /// Tensor-core tiles (double only, contract_cuda_mma*.cuh), for cells too big
-/// for the whole-cell tile: MMA_32, a 32 x 32 output tile per block of 4
+/// for the whole-cell tile (run_mma tries that first): MMA_32, a 32 x 32 output tile per block of 4
 /// warps, k walked 32 at a time, 3 stages; MMA_64, where A's and B's rows are
 /// 16-byte aligned (K even) the TMA tile (64 x 64 per block of 4 warps, 2
 /// blocks per multiprocessor, k 32 at a time; 128 x 64 per block of 8 warps,
@@ -174,15 +174,20 @@ mma_config choose_mma(const tc_cuda_problem &p, bool is_double) {
   return m <= 32 ? MMA_32 : MMA_64;
 }
 
+/// Runs the tensor-core tile for a product choose_mma gave a tile: the
+/// whole-cell tile where it applies, else the tile of `config`.
 tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, const double *B,
                double *out, cudaStream_t stream) {
   using namespace tc_cuda;
+  bool ran = false;
+  TC_CALL(mma_cells_run(p, A, B, out, stream, &ran));
+  if (ran)
+    return TC_SUCCESS;
   switch (config) {
   case MMA_32:
     return mma_launch<2, 2, 1, 2, 32, 3, 1>(p, A, B, out, stream);
   case MMA_64: {
     if (!mma_tma_applies(p, A, B)) {
-      bool ran = false;
       TC_CALL(mma_slabs_run(p, A, B, out, stream, &ran));
       if (ran)
         return TC_SUCCESS;
@@ -197,19 +202,6 @@ tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, con
   default:
     TC_FAIL(TC_ERR_INTERNAL, "no tensor-core tile %d", (int)config);
   }
-}
-
-/// The whole-cell tensor-core tile where it applies (contract_cuda_mma.cuh);
-/// float never gets there (choose_mma).
-tc_err run_mma_cells(const tc_cuda_problem &p, const double *A, const double *B, double *out,
-                     cudaStream_t stream, bool *ran) {
-  return tc_cuda::mma_cells_run(p, A, B, out, stream, ran);
-}
-
-tc_err run_mma_cells(const tc_cuda_problem &, const float *, const float *, float *,
-                     cudaStream_t, bool *ran) {
-  *ran = false;
-  return TC_SUCCESS;
 }
 
 /// Float has no tensor-core tile: choose_mma never picks one for it.
@@ -362,11 +354,6 @@ tc_err run_field_field(const tc_contraction *s, tc_variant variant, const tc_cud
   }
   if (variant == TC_VARIANT_TILING) {
     const mma_config mma = choose_mma(p, sizeof(T) == sizeof(double));
-    bool ran = false;
-    if (mma != MMA_NONE)
-      TC_CALL(run_mma_cells(p, A, B, out, stream, &ran));
-    if (ran)
-      return check_launch(variant, s);
     if (mma != MMA_NONE) {
       TC_CALL(run_mma(mma, p, A, B, out, stream));
       return check_launch(variant, s);

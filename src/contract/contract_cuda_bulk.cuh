@@ -152,17 +152,26 @@ __device__ __forceinline__ void bulk_wait(uint64_t *barrier, uint32_t parity) {
 #endif
 }
 
-/// Every thread, after bulk_wait and before the block synchronizes: copies
-/// the words the engine did not (at the ends of the array only); returns
-/// whether there were any, the same answer in every thread.
+/// Copies the words of a run the engine did not (at the ends of the array
+/// only), words first, first + stride, ... of each end; returns whether there
+/// were any. By one thread alone (first 0, stride 1) before it arrives on the
+/// run's barrier, or by every thread of the block (the overload below).
 template <typename T>
-__device__ __forceinline__ bool finish_run(T *buffer, const T *array, const bulk_run<T> &r) {
+__device__ __forceinline__ bool finish_run(T *buffer, const T *array, const bulk_run<T> &r,
+                                           int first, int stride) {
   const int64_t head_end = min(r.copy_first, r.end), tail_start = max(r.copy_stop, r.start);
-  for (int64_t w = r.start + threadIdx.x; w < head_end; w += blockDim.x)
+  for (int64_t w = r.start + first; w < head_end; w += stride)
     buffer[w - r.origin] = array[w];
-  for (int64_t w = tail_start + threadIdx.x; w < r.end; w += blockDim.x)
+  for (int64_t w = tail_start + first; w < r.end; w += stride)
     buffer[w - r.origin] = array[w];
   return r.start < head_end || tail_start < r.end;
+}
+
+/// Every thread, after bulk_wait and before the block synchronizes: its share
+/// of finish_run; the answer is the same in every thread.
+template <typename T>
+__device__ __forceinline__ bool finish_run(T *buffer, const T *array, const bulk_run<T> &r) {
+  return finish_run(buffer, array, r, (int)threadIdx.x, (int)blockDim.x);
 }
 
 } // namespace tc_cuda

@@ -146,8 +146,8 @@ inline bool plan_slabs(const tc_cuda_problem &p, size_t shared_limit, int rows, 
   shape.b_slabs = (int)((p.J + rows - 1) / rows);
   // A run's copy may start up to a word before the run and end a word past it.
   const int64_t words = ((int64_t)rows * p.K + bulk_slack<double> + 1) / 2 * 2;
-  const int64_t slots = std::min<int64_t>(kMaxSlabSlots,
-                                          (int64_t)shared_limit / (words * (int64_t)sizeof(double)));
+  const int64_t slot_bytes = words * (int64_t)sizeof(double);
+  const int64_t slots = std::min<int64_t>(kMaxSlabSlots, (int64_t)shared_limit / slot_bytes);
   if (slots < shape.a_slabs + shape.b_slabs + 1)
     return false;
   shape.slots = (int)slots;
@@ -185,10 +185,12 @@ inline tc_err mma_slabs_run(const tc_cuda_problem &p, const double *A, const dou
   TC_CALL(current_device_limits(&limits));
   // The system's share of a block, and the kernel's barriers and slab_word.
   constexpr size_t reserved = 1024 + (sizeof(uint64_t) + sizeof(int)) * kMaxSlabSlots;
+  constexpr int warps = 8, column_blocks = 2; // 8 warps of 32 x 16 pieces
   slabs_shape shape;
+  const size_t limit = (size_t)limits.shared_per_block_optin - reserved;
   for (int rows = 32; rows >= 8; rows /= 2)
-    if (plan_slabs(p, (size_t)limits.shared_per_block_optin - reserved, rows, 2, shape)) {
-      TC_CALL((mma_slabs_launch<8, 2>(p, shape, A, B, out, stream)));
+    if (plan_slabs(p, limit, rows, column_blocks, shape)) {
+      TC_CALL((mma_slabs_launch<warps, column_blocks>(p, shape, A, B, out, stream)));
       *ran = true;
       break;
     }

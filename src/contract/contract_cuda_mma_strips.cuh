@@ -94,10 +94,7 @@ __global__ void __launch_bounds__(256, 1)
       const int count = min(kStripChunk, K - issue_chunk * kStripChunk);
       const bulk_run<double> r = plan_run(array, start, start + count, total);
       double *buffer = ring + issue_stage * kStripStageWords + strip_position(strip);
-      for (int64_t w = r.start; w < min(r.copy_first, r.end); ++w)
-        buffer[w - r.origin] = array[w];
-      for (int64_t w = max(r.copy_stop, r.start); w < r.end; ++w)
-        buffer[w - r.origin] = array[w];
+      (void)finish_run(buffer, array, r, 0, 1); // before the arrival that publishes them
       bulk_expect(barrier, r.bytes);
       bulk_copy(buffer, array, r, barrier);
     }
