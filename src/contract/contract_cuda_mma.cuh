@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "contract_cuda_kernels.cuh"
+#include "contract_cuda_tasks.cuh"
 
 namespace tc_cuda {
 
@@ -440,21 +441,26 @@ __device__ __forceinline__ void for_each_output(const double (&acc)[2][NB][4], i
 
 /// Whole-cell tensor-core tile (layout right, dense arrays): a cell's A
 /// (L x K) and B (R x K) are each one contiguous run, and so are those of
-/// consecutive cells. A block of W warps takes groups of `cells` cells; the
-/// bulk copy engine stages a group's two runs into a ring of `stages` shared
-/// buffers, `stages` groups ahead (one instruction per run, so the copies cost
-/// no issue slots and hold no registers). Each warp computes 32 x 32 output
-/// tiles (2 x 4 DMMA m16n8k16 accumulators) from shared memory. When a group
-/// has fewer tiles than warps, `split` warps share a tile's k steps and their
-/// partial tiles are summed, in a fixed order, through the stage's buffer once
-/// every warp is done reading it; those outputs are then written as one
-/// contiguous, coalesced run. Otherwise each warp stores its tile directly.
+/// consecutive cells. Blocks of W warps take groups of `cells` cells from a
+/// task counter (contract_cuda_tasks.cuh) as their ring has room; the bulk
+/// copy engine stages a group's two runs into a ring of `stages` shared
+/// buffers (one instruction per run, so the copies cost no issue slots and
+/// hold no registers). Each warp computes 32 x 32 output tiles (2 x 4 DMMA
+/// m16n8k16 accumulators) from shared memory; its last tile of a group is
+/// stored after the stage is handed back to the copy engine, so the next copy
+/// starts as soon as the stage has been read. When a group has few tiles and
+/// many k steps, `split` warps share a tile's k steps and their partial tiles
+/// are summed, in a fixed order, through the stage's buffer once every warp is
+/// done reading it; those outputs are then written as one contiguous,
+/// coalesced run.
 template <int W, int MINB>
 __global__ void __launch_bounds__(W * 32, MINB)
     mma_cells_kernel(tc_cuda_problem p, const double *__restrict__ A,
-                     const double *__restrict__ B, double *__restrict__ out, cells_shape shape) {
+                     const double *__restrict__ B, double *__restrict__ out, cells_shape shape,
+                     unsigned long long *tasks) {
   extern __shared__ __align__(16) unsigned char cells_ring[];
   __shared__ uint64_t barriers[kMaxBulkStages];
+  __shared__ int64_t stage_group[kMaxBulkStages]; // the group in each stage
   double *ring = reinterpret_cast<double *>(cells_ring);
   const int L = (int)p.I, R = (int)p.J, K = (int)p.K, n = shape.cells;
   const int steps = (K + 15) / 16, split = shape.split;
@@ -465,7 +471,15 @@ __global__ void __launch_bounds__(W * 32, MINB)
     a = plan_run(A, c0 * a_cell, c1 * a_cell, a_total);
     b = plan_run(B, c0 * b_cell, c1 * b_cell, b_total);
   };
-  auto issue = [&](int64_t g, int s) { // thread 0 only
+  // Thread 0 takes each group one issue ahead, so that it need not wait for
+  // the task counter's answer when a stage comes free.
+  int64_t upcoming = 0;
+  auto issue = [&](int s) { // thread 0 only: the next group into stage s
+    const int64_t g = upcoming;
+    upcoming = take_task(tasks);
+    stage_group[s] = g;
+    if (g >= groups)
+      return;
     bulk_run<double> a, b;
     runs(g, a, b);
     double *buffer = ring + (int64_t)s * shape.stage_words;
@@ -475,14 +489,18 @@ __global__ void __launch_bounds__(W * 32, MINB)
   };
   if (threadIdx.x == 0) {
     bulk_init(barriers, shape.stages);
-    for (int s = 0; s < shape.stages && blockIdx.x + (int64_t)s * gridDim.x < groups; ++s)
-      issue(blockIdx.x + (int64_t)s * gridDim.x, s);
+    upcoming = take_task(tasks);
+    for (int s = 0; s < shape.stages; ++s)
+      issue(s);
   }
   __syncthreads();
   const int warp = threadIdx.x / 32;
   int s = 0;
   uint32_t phase = 0;
-  for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+  for (;;) {
+    const int64_t g = stage_group[s];
+    if (g >= groups)
+      break; // and so are the groups of the stages after it
     const int64_t c0 = g * n;
     const int count = (int)min((int64_t)n, p.C - c0);
     bulk_run<double> ra, rb;
@@ -497,7 +515,16 @@ __global__ void __launch_bounds__(W * 32, MINB)
     const int items = count * shape.tiles_i * shape.tiles_j * split;
     double acc[2][4][4];
     int part = 0, q = 0, i0 = 0, j0 = 0;
+    auto store = [&] {
+      for_each_output(acc, i0, j0, L, R, [&](int i, int j, double value) {
+        double *o = out + (c0 + q) * o_cell + i * R + j;
+        *o = p.sum_into ? *o + value : value;
+      });
+    };
+    bool held = false; // acc holds a piece not yet stored
     for (int item = warp; item < items; item += W) {
+      if (held)
+        store();
       part = item % split;
       int rest = item / split;
       j0 = 32 * (rest % shape.tiles_j);
@@ -507,17 +534,14 @@ __global__ void __launch_bounds__(W * 32, MINB)
       clear_piece(acc);
       cell_product(acc, a_cells + q * a_cell, b_cells + q * b_cell, L, R, K, i0, j0,
                    part * steps / split, (part + 1) * steps / split);
+      held = true;
       if (split > 1)
         break; // one item per warp (the launch sees to it); summed below
-      for_each_output(acc, i0, j0, L, R, [&](int i, int j, double value) {
-        double *o = out + (c0 + q) * o_cell + i * R + j;
-        *o = p.sum_into ? *o + value : value;
-      });
     }
     if (split > 1) {
       __syncthreads(); // every warp is done reading the stage: it takes the partial tiles
       double *partial = buffer;
-      if (warp < items)
+      if (held)
         for_each_output(acc, i0, j0, L, R, [&](int i, int j, double value) {
           partial[(part * count + q) * o_cell + i * R + j] = value;
         });
@@ -530,24 +554,35 @@ __global__ void __launch_bounds__(W * 32, MINB)
         double *o = out + c0 * o_cell + e;
         *o = p.sum_into ? *o + sum : sum;
       }
+      held = false;
     }
     __syncthreads(); // every thread is done with stage s
-    const int64_t next = g + (int64_t)shape.stages * gridDim.x;
-    if (threadIdx.x == 0 && next < groups)
-      issue(next, s);
+    if (threadIdx.x == 0)
+      issue(s);
+    if (held)
+      store();
     if (++s == shape.stages) {
       s = 0;
       phase ^= 1;
     }
   }
+  if (threadIdx.x == 0)
+    finish_tasks(tasks);
 }
 
 /// Plans the whole-cell tile for a layout-right FieldField product with
 /// blocks of `warps` warps: at least two stages of whole cells must fit in
-/// `shared_limit` bytes (else false: the cells are too big, the k-tiled
-/// kernel serves). Groups hold enough cells for about `target` bytes of
-/// copies, and as many stages as fit (at most kMaxBulkStages); `split` gives
-/// idle warps k steps of a tile, as long as the partial tiles fit in a stage.
+/// `shared_limit` bytes (else false: the cells are too big, another tile
+/// serves). Groups hold enough cells for about `target` bytes of copies, and
+/// as many stages as fit (at most kMaxBulkStages). When a group has fewer
+/// tiles than the block has warps, `split` warps share each tile's k steps (a
+/// power of two, so the schedulers get even shares; at least 2 steps each),
+/// as long as the partial tiles fit in a stage. The stage is held while its
+/// tiles are computed, so the work is spread over the warps. Measured on an
+/// H200 (docs/cuda.md): 27 x 27 x 243 2.4% faster split over 8 warps than
+/// over 4 (over 5: 9% slower), 27 x 27 x 81 2.9% faster over 2 warps than on
+/// one (over 3: 0.8% slower than 2), 27 x 27 x 27 (2 k steps) 7.8% slower
+/// split in two than not.
 inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t target, int warps,
                        cells_shape &shape) {
   constexpr int64_t pad = bulk_slack<double>; // for the 16-byte alignment of a run's copy
@@ -563,9 +598,12 @@ inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t tar
   shape.tiles_j = (int)((p.J + 31) / 32);
   const int64_t tiles = (int64_t)shape.cells * shape.tiles_i * shape.tiles_j;
   const int64_t steps = (p.K + 15) / 16;
-  shape.split = (int)std::max<int64_t>(1, std::min<int64_t>(steps, warps / tiles));
+  const int64_t most = std::min<int64_t>(warps / tiles, steps / 2);
+  shape.split = 1;
+  while (2 * shape.split <= most)
+    shape.split *= 2;
   while (shape.split > 1 && shape.split * shape.cells * p.I * p.J > shape.stage_words)
-    --shape.split;
+    shape.split /= 2;
   return true;
 }
 
@@ -585,21 +623,19 @@ tc_err mma_cells_launch(const tc_cuda_problem &p, const cells_shape &shape, cons
   const int64_t groups = (p.C + shape.cells - 1) / shape.cells;
   unsigned blocks = 0;
   TC_CALL(resident_wave(kernel, W * 32, shared, groups, "whole-cell tile", &blocks));
-  kernel<<<blocks, W * 32, shared, stream>>>(p, A, B, out, shape);
+  unsigned long long *tasks = nullptr;
+  TC_CALL(next_task_counter(&tasks));
+  kernel<<<blocks, W * 32, shared, stream>>>(p, A, B, out, shape, tasks);
   return TC_SUCCESS;
 }
 
-/// Cells up to this size (A and B, bytes) take the small-cell form of the
-/// whole-cell tile.
-constexpr int64_t kSmallCellBytes = 16 * 1024;
-
 /// Runs the whole-cell tile where its stages fit (dense layout right, cells
-/// small enough for two stages); *ran says whether it did. Small cells
-/// (27 x 27 x 27: 11.7 KB) run 4-warp blocks, three per multiprocessor, each
-/// with a ring of ~24 KB stages; larger ones (27 x 27 x 81 and 243: 35 and
-/// 105 KB) one 8-warp block per multiprocessor with stages of ~128 KB (or
-/// one cell). Measured on an H200 against the other settings tried
-/// (docs/cuda.md).
+/// small enough for two stages); *ran says whether it did. Cells of which two
+/// stages fit in a third of a multiprocessor's shared memory (27 x 27 x 27
+/// and 81: 11.7 and 35 KB) run 4-warp blocks, three per multiprocessor, with
+/// ~24 KB stages (or one cell); larger ones (27 x 27 x 243: 105 KB) one
+/// 8-warp block per multiprocessor with stages of ~128 KB (or one cell).
+/// Measured on an H200 against the other settings tried (docs/cuda.md).
 inline tc_err mma_cells_run(const tc_cuda_problem &p, const double *A, const double *B,
                             double *out, cudaStream_t stream, bool *ran) {
   *ran = false;
@@ -609,12 +645,10 @@ inline tc_err mma_cells_run(const tc_cuda_problem &p, const double *A, const dou
   TC_CALL(current_device_limits(&limits));
   const size_t block_limit = (size_t)limits.shared_per_block_optin,
                sm_limit = (size_t)limits.shared_per_sm;
-  constexpr size_t reserved = 1024; // shared memory the system keeps per block
-  const bool small = (p.I + p.J) * p.K * (int64_t)sizeof(double) <= kSmallCellBytes;
+  // The system's share of a block, and the kernel's barriers and stage_group.
+  constexpr size_t reserved = 1024 + 2 * sizeof(int64_t) * kMaxBulkStages;
   cells_shape shape;
-  if (small) {
-    if (!plan_cells(p, sm_limit / 3 - reserved, 24 * 1024, 4, shape))
-      return TC_SUCCESS;
+  if (plan_cells(p, sm_limit / 3 - reserved, 24 * 1024, 4, shape)) {
     TC_CALL((mma_cells_launch<4, 3>(p, shape, A, B, out, stream)));
   } else {
     if (!plan_cells(p, block_limit - reserved, 128 * 1024, 8, shape))
