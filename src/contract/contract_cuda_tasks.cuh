@@ -16,8 +16,9 @@
 
 namespace tc_cuda {
 
-/// Launches that may use the pool at once (concurrent launches on different
-/// streams; consecutive launches take consecutive counters).
+/// Counters in the pool. Launches take them in turn, so a launch still
+/// running while this many more are queued on other streams would share its
+/// counter; launches on one stream never overlap.
 constexpr int kTaskCounters = 64;
 
 /// Per counter: the next task to hand out, and the blocks that are done.
