@@ -33,7 +33,6 @@ constexpr int64_t kMaxTeam = 1024;
 /// AUTO's thresholds (see cuda_choose).
 constexpr int64_t kFlatFieldFieldMaxLength = 24;
 constexpr int64_t kFlatDataFieldMaxLength = 8;
-constexpr int64_t kRowsDataFieldFloatMaxLength = 512;
 constexpr int64_t kLongContraction = 1024;
 constexpr int64_t kLongDataFieldLeft = 1536;
 
@@ -461,12 +460,9 @@ tc_variant cuda_choose(const tc_contraction *s) {
                : TC_VARIANT_FLAT;
   // Layout right: a cell's inputs are contiguous. DataField: FLAT for the
   // shortest sums, else CELL_ROWS (rows read as coalesced words, the data row
-  // kept on chip), but for long float sums, where a team per field wins;
-  // DataData: STAGED reads runs of cells as coalesced words.
+  // kept on chip); DataData: STAGED reads runs of cells as coalesced words.
   if (data_field)
-    return K <= kFlatDataFieldMaxLength                    ? TC_VARIANT_FLAT
-           : single && K > kRowsDataFieldFloatMaxLength ? TC_VARIANT_TEAMSTRIDE
-                                                           : TC_VARIANT_CELL_ROWS;
+    return K <= kFlatDataFieldMaxLength ? TC_VARIANT_FLAT : TC_VARIANT_CELL_ROWS;
   if (K <= kStagedMaxLength && cuda_supports(s, TC_VARIANT_STAGED))
     return TC_VARIANT_STAGED;
   return !single && K >= kLongContraction ? TC_VARIANT_TEAM_DEPTH1 : TC_VARIANT_TEAMSTRIDE;

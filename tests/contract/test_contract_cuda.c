@@ -204,7 +204,7 @@ done:
  * strips of 64 words of k per row for bigger cells of at most 64 x 64, one
  * to two tasks per block, odd K, ragged tiles and a ragged last chunk),
  * packed groups of 2..16 lanes, slice chunks of 32 KiB, and warps of 32; DataField has a K in each of
- * CELL_ROWS's ten ranges (its data row in registers or re-read, whole cells
+ * CELL_ROWS's eleven ranges (its data row in registers or re-read, whole cells
  * or slabs of one, broadcast data of 1, 3, 6, 9 and 10 values per cell). */
 static tc_err run_checks(tc_device *dev, tally *t) {
   typedef struct {
@@ -237,7 +237,7 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       {TC_DATA_FIELD_SCALAR, 4, 11, 1, 23, 1, 1},      {TC_DATA_FIELD_VECTOR, 3, 10, 1, 10, 3, 1},
       {TC_DATA_FIELD_VECTOR, 5, 6, 1, 21, 3, 1},       {TC_DATA_FIELD_TENSOR, 5, 4, 1, 10, 3, 3},
       {TC_DATA_FIELD_SCALAR, 3, 29, 1, 150, 1, 1},     {TC_DATA_FIELD_VECTOR, 2, 70, 1, 217, 3, 1},
-      {TC_DATA_FIELD_TENSOR, 2, 5, 1, 61, 2, 5},
+      {TC_DATA_FIELD_TENSOR, 2, 5, 1, 61, 2, 5},       {TC_DATA_FIELD_VECTOR, 3, 7, 1, 110, 3, 1},
       {TC_DATA_DATA_SCALAR, 70, 1, 1, 1, 1, 1},        {TC_DATA_DATA_SCALAR, 45, 1, 1, 13, 1, 1},
       {TC_DATA_DATA_SCALAR, 6, 1, 1, 1000, 1, 1},      {TC_DATA_DATA_VECTOR, 50, 1, 1, 5, 3, 1},
       {TC_DATA_DATA_VECTOR, 7, 1, 1, 70, 3, 1},        {TC_DATA_DATA_TENSOR, 40, 1, 1, 1, 3, 3},
