@@ -329,16 +329,17 @@ tc_err mma_launch_as(const tc_cuda_problem &p, const double *A, const double *B,
 }
 
 /// The whole-cell tile's plan: `cells` whole cells per ring stage, `stages`
-/// stages of stage_words words (B from word a_words), 32 x 32 output tiles
-/// per cell (tiles_i x tiles_j), and `split` warps sharing one tile's k steps.
+/// stages of stage_words words (B from word a_words), output tiles of
+/// 16mb x 8nb (tiles_i x tiles_j per cell), and `split` warps sharing one
+/// tile's k steps.
 struct cells_shape {
-  int cells, stages, stage_words, a_words, tiles_i, tiles_j, split;
+  int cells, stages, stage_words, a_words, tiles_i, tiles_j, split, mb, nb;
 };
 
-/// The 32 x 8NB per-warp DMMA product (2 x NB accumulators of 16 x 8; NB = 4:
-/// a 32 x 32 piece) over k steps [s0, s1) of 16, for the tensor-core tiles
-/// that read their operands from shared memory. Step s of A starts at
-/// a + s * a_step (of B at b + s * b_step); in it, this lane's A row
+/// The 16MB x 8NB per-warp DMMA product (MB x NB accumulators of 16 x 8;
+/// MB = 2, NB = 4: a 32 x 32 piece) over k steps [s0, s1) of 16, for the
+/// tensor-core tiles that read their operands from shared memory. Step s of A
+/// starts at a + s * a_step (of B at b + s * b_step); in it, this lane's A row
 /// 16m + 8h + g starts at word a_row[m][h] and its B row (output column)
 /// 8n + g at b_row[n], and the
 /// lane's words 4t + 2u and 4t + 2u + 1 of a row are at piece[u] from the
@@ -346,9 +347,9 @@ struct cells_shape {
 /// swizzle moved them). MASKED reads zeros at k >= k_valid (the loads there
 /// are not made); WIDE reads the pairs as 16-byte words (every address
 /// 16-byte aligned), else as 8-byte words.
-template <bool MASKED, bool WIDE, int NB>
-__device__ __forceinline__ void warp_product(double (&acc)[2][NB][4], const double *a, int a_step,
-                                             const int (&a_row)[2][2], const double *b,
+template <bool MASKED, bool WIDE, int NB, int MB>
+__device__ __forceinline__ void warp_product(double (&acc)[MB][NB][4], const double *a, int a_step,
+                                             const int (&a_row)[MB][2], const double *b,
                                              int b_step, const int (&b_row)[NB],
                                              const int (&piece)[2], int s0, int s1,
                                              int k_valid) {
@@ -366,9 +367,9 @@ __device__ __forceinline__ void warp_product(double (&acc)[2][NB][4], const doub
     const double *a_here = a + step * a_step, *b_here = b + step * b_step;
     // All of A's fragments, then B's one column block at a time: fewer
     // registers live than holding all of B's.
-    double2 af[2][2][2];
+    double2 af[MB][2][2];
 #pragma unroll
-    for (int m = 0; m < 2; ++m)
+    for (int m = 0; m < MB; ++m)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -381,17 +382,17 @@ __device__ __forceinline__ void warp_product(double (&acc)[2][NB][4], const doub
       for (int u = 0; u < 2; ++u)
         bf[u] = pair(b_here, b_row[n], u);
 #pragma unroll
-      for (int m = 0; m < 2; ++m)
+      for (int m = 0; m < MB; ++m)
         mma_16x8x16(acc[m][n], af[m], bf);
     }
   }
 }
 
-/// Zeros a warp's 32 x 8NB accumulators (warp_product's).
-template <int NB>
-__device__ __forceinline__ void clear_piece(double (&acc)[2][NB][4]) {
+/// Zeros a warp's 16MB x 8NB accumulators (warp_product's).
+template <int NB, int MB>
+__device__ __forceinline__ void clear_piece(double (&acc)[MB][NB][4]) {
 #pragma unroll
-  for (int m = 0; m < 2; ++m)
+  for (int m = 0; m < MB; ++m)
 #pragma unroll
     for (int n = 0; n < NB; ++n)
 #pragma unroll
@@ -399,36 +400,38 @@ __device__ __forceinline__ void clear_piece(double (&acc)[2][NB][4]) {
         acc[m][n][v] = 0;
 }
 
-/// The 32 x 32 per-warp product of the whole-cell tile over k steps [s0, s1)
-/// of 16: rows i0.. of a cell's A (a: [L][K] in shared memory), columns j0..
-/// of its B. Rows past the cell read its last row (their outputs are never
-/// stored) and k past K reads zeros, so nothing has to divide anything. With
-/// K odd the lanes' 8-byte loads (row g, word 4t + v) fall in distinct banks.
-__device__ __forceinline__ void cell_product(double (&acc)[2][4][4], const double *a,
+/// The 16MB x 8NB per-warp product of the whole-cell tile over k steps
+/// [s0, s1) of 16: rows i0.. of a cell's A (a: [L][K] in shared memory),
+/// columns j0.. of its B. Rows past the cell read its last row (their outputs
+/// are never stored) and k past K reads zeros, so nothing has to divide
+/// anything. With K odd the lanes' 8-byte loads (row g, word 4t + v) fall in
+/// distinct banks.
+template <int MB, int NB>
+__device__ __forceinline__ void cell_product(double (&acc)[MB][NB][4], const double *a,
                                              const double *b, int L, int R, int K, int i0,
                                              int j0, int s0, int s1) {
   const int lane = threadIdx.x % 32, group = lane / 4, member = lane % 4;
-  int a_row[2][2], b_row[4];
+  int a_row[MB][2], b_row[NB];
 #pragma unroll
-  for (int m = 0; m < 2; ++m)
+  for (int m = 0; m < MB; ++m)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
       a_row[m][h] = min(i0 + 16 * m + 8 * h + group, L - 1) * K;
 #pragma unroll
-  for (int n = 0; n < 4; ++n)
+  for (int n = 0; n < NB; ++n)
     b_row[n] = min(j0 + 8 * n + group, R - 1) * K;
   const int piece[2] = {4 * member, 4 * member + 2};
   warp_product<true, false>(acc, a, 16, a_row, b, 16, b_row, piece, s0, s1, K);
 }
 
-/// Calls f(i, j, value) for each entry of this lane's share of a 32 x 8NB
+/// Calls f(i, j, value) for each entry of this lane's share of a 16MB x 8NB
 /// piece from (i0, j0) (warp_product's accumulators) that lies inside L x R.
-template <int NB, typename F>
-__device__ __forceinline__ void for_each_output(const double (&acc)[2][NB][4], int i0, int j0,
+template <int NB, int MB, typename F>
+__device__ __forceinline__ void for_each_output(const double (&acc)[MB][NB][4], int i0, int j0,
                                                 int L, int R, F f) {
   const int lane = threadIdx.x % 32, group = lane / 4, member = lane % 4;
 #pragma unroll
-  for (int m = 0; m < 2; ++m)
+  for (int m = 0; m < MB; ++m)
 #pragma unroll
     for (int t = 0; t < NB; ++t)
 #pragma unroll
@@ -445,15 +448,15 @@ __device__ __forceinline__ void for_each_output(const double (&acc)[2][NB][4], i
 /// task counter (contract_cuda_tasks.cuh) as their ring has room; the bulk
 /// copy engine stages a group's two runs into a ring of `stages` shared
 /// buffers (one instruction per run, so the copies cost no issue slots and
-/// hold no registers). Each warp computes 32 x 32 output tiles (2 x 4 DMMA
-/// m16n8k16 accumulators) from shared memory; its last tile of a group is
+/// hold no registers). Each warp computes output tiles of 16MB x 8NB (MB x NB
+/// DMMA m16n8k16 accumulators) from shared memory; its last tile of a group is
 /// stored after the stage is handed back to the copy engine, so the next copy
 /// starts as soon as the stage has been read. When a group has few tiles and
 /// many k steps, `split` warps share a tile's k steps and their partial tiles
 /// are summed, in a fixed order, through the stage's buffer once every warp is
 /// done reading it; those outputs are then written as one contiguous,
 /// coalesced run.
-template <int W, int MINB>
+template <int W, int MINB, int MB, int NB>
 __global__ void __launch_bounds__(W * 32, MINB)
     mma_cells_kernel(tc_cuda_problem p, const double *__restrict__ A,
                      const double *__restrict__ B, double *__restrict__ out, cells_shape shape,
@@ -513,7 +516,7 @@ __global__ void __launch_bounds__(W * 32, MINB)
       __syncthreads();
     const double *a_cells = buffer + ra.shift, *b_cells = buffer + shape.a_words + rb.shift;
     const int items = count * shape.tiles_i * shape.tiles_j * split;
-    double acc[2][4][4];
+    double acc[MB][NB][4];
     int part = 0, q = 0, i0 = 0, j0 = 0;
     auto store = [&] {
       for_each_output(acc, i0, j0, L, R, [&](int i, int j, double value) {
@@ -527,9 +530,9 @@ __global__ void __launch_bounds__(W * 32, MINB)
         store();
       part = item % split;
       int rest = item / split;
-      j0 = 32 * (rest % shape.tiles_j);
+      j0 = 8 * NB * (rest % shape.tiles_j);
       rest /= shape.tiles_j;
-      i0 = 32 * (rest % shape.tiles_i);
+      i0 = 16 * MB * (rest % shape.tiles_i);
       q = rest / shape.tiles_i;
       clear_piece(acc);
       cell_product(acc, a_cells + q * a_cell, b_cells + q * b_cell, L, R, K, i0, j0,
@@ -594,8 +597,27 @@ inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t tar
   shape.stages = (int)std::min<int64_t>(kMaxBulkStages, (int64_t)shared_limit / stage_bytes);
   if (shape.stages < 2)
     return false;
-  shape.tiles_i = (int)((p.I + 31) / 32);
-  shape.tiles_j = (int)((p.J + 31) / 32);
+  // 32 x 32 tiles, or smaller ones where they waste less on rows and
+  // columns past the cell and a group still has no more tiles than warps:
+  // smaller tiles load more fragments a product, and a warp with several
+  // of them works through them one after another (H200, tcmini-bench
+  // explicit shapes: 16 x 16 x 64 22% faster in 16 x 16 tiles; 40 x 40 x 120
+  // 23% and 48 x 48 x 48 24% slower in 16 x 8 and 16 x 16 tiles, 15 and 9
+  // of them a cell).
+  constexpr int forms[3][2] = {{2, 4}, {1, 2}, {1, 1}};
+  int64_t least = INT64_MAX;
+  for (const auto &f : forms) {
+    const int64_t tiles_i = (p.I + 16 * f[0] - 1) / (16 * f[0]);
+    const int64_t tiles_j = (p.J + 8 * f[1] - 1) / (8 * f[1]);
+    const int64_t area = tiles_i * 16 * f[0] * tiles_j * 8 * f[1];
+    if (area < least && (least == INT64_MAX || shape.cells * tiles_i * tiles_j <= warps)) {
+      least = area;
+      shape.mb = f[0];
+      shape.nb = f[1];
+    }
+  }
+  shape.tiles_i = (int)((p.I + 16 * shape.mb - 1) / (16 * shape.mb));
+  shape.tiles_j = (int)((p.J + 8 * shape.nb - 1) / (8 * shape.nb));
   const int64_t tiles = (int64_t)shape.cells * shape.tiles_i * shape.tiles_j;
   const int64_t steps = (p.K + 15) / 16;
   const int64_t most = std::min<int64_t>(warps / tiles, steps / 2);
@@ -615,11 +637,11 @@ inline bool cells_contiguous(const tc_cuda_problem &p) {
 }
 
 /// Launches the whole-cell tile with a planned shape: one resident wave.
-template <int W, int MINB>
-tc_err mma_cells_launch(const tc_cuda_problem &p, const cells_shape &shape, const double *A,
-                        const double *B, double *out, cudaStream_t stream) {
+template <int W, int MINB, int MB, int NB>
+tc_err mma_cells_launch_as(const tc_cuda_problem &p, const cells_shape &shape, const double *A,
+                           const double *B, double *out, cudaStream_t stream) {
   const size_t shared = (size_t)shape.stages * shape.stage_words * sizeof(double);
-  auto kernel = mma_cells_kernel<W, MINB>;
+  auto kernel = mma_cells_kernel<W, MINB, MB, NB>;
   const int64_t groups = (p.C + shape.cells - 1) / shape.cells;
   unsigned blocks = 0;
   TC_CALL(resident_wave(kernel, W * 32, shared, groups, "whole-cell tile", &blocks));
@@ -627,6 +649,16 @@ tc_err mma_cells_launch(const tc_cuda_problem &p, const cells_shape &shape, cons
   TC_CALL(next_task_counter(&tasks));
   kernel<<<blocks, W * 32, shared, stream>>>(p, A, B, out, shape, tasks);
   return TC_SUCCESS;
+}
+
+template <int W, int MINB>
+tc_err mma_cells_launch(const tc_cuda_problem &p, const cells_shape &shape, const double *A,
+                        const double *B, double *out, cudaStream_t stream) {
+  if (shape.mb == 2)
+    return mma_cells_launch_as<W, MINB, 2, 4>(p, shape, A, B, out, stream);
+  if (shape.nb == 2)
+    return mma_cells_launch_as<W, MINB, 1, 2>(p, shape, A, B, out, stream);
+  return mma_cells_launch_as<W, MINB, 1, 1>(p, shape, A, B, out, stream);
 }
 
 /// Runs the whole-cell tile where its stages fit (dense layout right, cells
