@@ -614,10 +614,10 @@ inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t tar
       least = area;
       shape.mb = f[0];
       shape.nb = f[1];
+      shape.tiles_i = (int)tiles_i;
+      shape.tiles_j = (int)tiles_j;
     }
   }
-  shape.tiles_i = (int)((p.I + 16 * shape.mb - 1) / (16 * shape.mb));
-  shape.tiles_j = (int)((p.J + 8 * shape.nb - 1) / (8 * shape.nb));
   const int64_t tiles = (int64_t)shape.cells * shape.tiles_i * shape.tiles_j;
   const int64_t steps = (p.K + 15) / 16;
   const int64_t most = std::min<int64_t>(warps / tiles, steps / 2);
