@@ -582,10 +582,9 @@ __global__ void __launch_bounds__(W * 32, MINB)
 /// power of two, so the schedulers get even shares; at least 2 steps each),
 /// as long as the partial tiles fit in a stage. The stage is held while its
 /// tiles are computed, so the work is spread over the warps. Measured on an
-/// H200 (docs/cuda.md): 27 x 27 x 243 2.4% faster split over 8 warps than
-/// over 4 (over 5: 9% slower), 27 x 27 x 81 2.9% faster over 2 warps than on
-/// one (over 3: 0.8% slower than 2), 27 x 27 x 27 (2 k steps) 7.8% slower
-/// split in two than not.
+/// H200 (docs/cuda.md): 27 x 27 x 81 2.9% faster over 2 warps than on one
+/// (over 3: 0.8% slower than 2), 27 x 27 x 27 (2 k steps) 7.8% slower split
+/// in two than not; 27 x 27 x 243 runs 16 x 16 tiles split two ways (below).
 inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t target, int warps,
                        cells_shape &shape) {
   constexpr int64_t pad = bulk_slack<double>; // for the 16-byte alignment of a run's copy
@@ -603,29 +602,41 @@ inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t tar
   // of them works through them one after another (H200, tcmini-bench
   // explicit shapes: 16 x 16 x 64 22% faster in 16 x 16 tiles; 40 x 40 x 120
   // 23% and 48 x 48 x 48 24% slower in 16 x 8 and 16 x 16 tiles, 15 and 9
-  // of them a cell).
+  // of them a cell). Among forms that waste as little, the one whose tiles
+  // split two ways: the partial tiles are written and summed through the
+  // stage while it is held, more of them the wider the split, and smaller
+  // tiles load more fragments (H200, 27 x 27 x 243 over 8 warps: 32 x 32
+  // split 8, 32 x 16 split 4, 16 x 16 split 2, 16 x 8 unsplit 0.2506,
+  // 0.2491, 0.2484 and 0.2504 ms; docs/cuda.md).
+  const int64_t steps = (p.K + 15) / 16;
+  auto split_for = [&](int64_t tiles) { // a power of two, at least 2 steps each
+    const int64_t most = std::min<int64_t>(warps / tiles, steps / 2);
+    int64_t split = 1;
+    while (2 * split <= most)
+      split *= 2;
+    while (split > 1 && split * shape.cells * p.I * p.J > shape.stage_words)
+      split /= 2;
+    return (int)split;
+  };
   constexpr int forms[3][2] = {{2, 4}, {1, 2}, {1, 1}};
   int64_t least = INT64_MAX;
   for (const auto &f : forms) {
     const int64_t tiles_i = (p.I + 16 * f[0] - 1) / (16 * f[0]);
     const int64_t tiles_j = (p.J + 8 * f[1] - 1) / (8 * f[1]);
     const int64_t area = tiles_i * 16 * f[0] * tiles_j * 8 * f[1];
-    if (area < least && (least == INT64_MAX || shape.cells * tiles_i * tiles_j <= warps)) {
+    const int64_t tiles = shape.cells * tiles_i * tiles_j;
+    if (least != INT64_MAX && tiles > warps)
+      continue;
+    const int split = split_for(tiles);
+    if (area < least || (area == least && split == 2 && shape.split != 2)) {
       least = area;
       shape.mb = f[0];
       shape.nb = f[1];
       shape.tiles_i = (int)tiles_i;
       shape.tiles_j = (int)tiles_j;
+      shape.split = split;
     }
   }
-  const int64_t tiles = (int64_t)shape.cells * shape.tiles_i * shape.tiles_j;
-  const int64_t steps = (p.K + 15) / 16;
-  const int64_t most = std::min<int64_t>(warps / tiles, steps / 2);
-  shape.split = 1;
-  while (2 * shape.split <= most)
-    shape.split *= 2;
-  while (shape.split > 1 && shape.split * shape.cells * p.I * p.J > shape.stage_words)
-    shape.split /= 2;
   return true;
 }
 

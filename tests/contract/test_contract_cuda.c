@@ -227,11 +227,12 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       {TC_FIELD_FIELD_SCALAR, 2, 64, 64, 125, 1, 1},
       {TC_FIELD_FIELD_VECTOR, 3, 64, 64, 125, 3, 1},   {TC_FIELD_FIELD_TENSOR, 4, 50, 37, 41, 3, 3},
       {TC_FIELD_FIELD_VECTOR, 150, 33, 64, 101, 3, 1},
-      // Whole cells whose 32 x 32 tiles share k steps (4 and 8 warps a
-      // tile), 16 x 8 tiles over 10 x 20 cells (16 x 16 ones: 11 x 12 and
-      // 9 x 10 above), and many groups of whole cells handed out by the task
-      // counter.
+      // Whole cells whose tiles share k steps (32 x 32 over 4 warps, 16 x 16
+      // over 2 and over 8), 16 x 8 tiles over 10 x 20 cells (16 x 16 ones:
+      // 11 x 12 and 9 x 10 above), and many groups of whole cells handed out
+      // by the task counter.
       {TC_FIELD_FIELD_VECTOR, 3, 25, 26, 45, 3, 1},   {TC_FIELD_FIELD_TENSOR, 5, 28, 27, 27, 3, 3},
+      {TC_FIELD_FIELD_SCALAR, 3, 16, 15, 300, 1, 1},
       {TC_FIELD_FIELD_TENSOR, 3, 10, 20, 7, 3, 3},    {TC_FIELD_FIELD_SCALAR, 2001, 27, 19, 27, 1, 1},
       {TC_DATA_FIELD_SCALAR, 33, 7, 1, 5, 1, 1},       {TC_DATA_FIELD_SCALAR, 9, 13, 1, 100, 1, 1},
       {TC_DATA_FIELD_VECTOR, 21, 8, 1, 3, 3, 1},       {TC_DATA_FIELD_VECTOR, 5, 5, 1, 40, 3, 1},
