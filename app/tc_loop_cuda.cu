@@ -352,32 +352,73 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
   }
 }
 
-/// One thread per (cell, i1, i2), cell index fastest in layout left (so that
-/// a warp's stores are contiguous), slowest in layout right.
+/// Layout left: one thread per (cell, i1, i2), cell index fastest, so that a
+/// warp's reads of the geometry (stored cell-fastest) and its stores are
+/// contiguous.
 template <typename Real, int Input>
-__global__ void input_kernel(geometry_view g, tc_physics_fields f, int64_t cells,
-                             input_shape s, bool left, Real *__restrict__ out) {
+__global__ void input_left_kernel(geometry_view g, tc_physics_fields f, int64_t cells,
+                                  input_shape s, Real *__restrict__ out) {
   constexpr int d1 = tensor_d1(Input), d2 = tensor_d2(Input);
   const int64_t per_cell = s.m1 * s.m2;
   for (int64_t t = first_item(); t < cells * per_cell; t += item_stride()) {
-    const int64_t c = left ? t % cells : t / per_cell;
-    const int64_t entry = left ? t / cells : t % per_cell;
+    const int64_t c = t % cells, entry = t / cells;
     const int64_t i1 = entry / s.m2, i2 = entry % s.m2;
     double v[9];
     input_entry<Input>(g, f, c, i1, i2, v);
 #pragma unroll
     for (int t1 = 0; t1 < d1; ++t1)
 #pragma unroll
-      for (int t2 = 0; t2 < d2; ++t2) {
-        const int64_t offset = left ? c + cells * (i1 + s.m1 * (i2 + s.m2 * (t1 + d1 * t2)))
-                                    : (((c * s.m1 + i1) * s.m2 + i2) * d1 + t1) * d2 + t2;
-        out[offset] = (Real)v[t1 * d2 + t2];
-      }
+      for (int t2 = 0; t2 < d2; ++t2)
+        out[c + cells * (i1 + s.m1 * (i2 + s.m2 * (t1 + d1 * t2)))] = (Real)v[t1 * d2 + t2];
   }
 }
 
-/// Launches input_kernel for the run-time input (templates instantiated for
-/// each of the TC_INPUT_COUNT inputs).
+/// Layout right tiles: 32 cells by kRightTileWords words of each.
+constexpr int kRightTileCells = 32, kRightTileWords = 144;
+
+/// Layout right: a block computes a tile of 32 cells by kRightTileWords / (d1
+/// d2) entries with the cell index fastest across a warp (so the geometry's
+/// reads are contiguous, as in layout left), parks it in shared memory, and
+/// stores each cell's share of the tile, one contiguous run in layout right,
+/// with consecutive threads on consecutive words. (One thread per entry in
+/// layout-right order read the geometry 8 bytes a cache sector and stored
+/// d1 d2 words apart: the Q1 mini-app's inputs took 2.7x as long as in layout
+/// left on an H200, docs/cuda.md.)
+template <typename Real, int Input>
+__global__ void __launch_bounds__(tc_cuda_grid::kThreads)
+    input_right_kernel(geometry_view g, tc_physics_fields f, int64_t cells, input_shape s,
+                       Real *__restrict__ out) {
+  constexpr int words = tensor_d1(Input) * tensor_d2(Input), entries = kRightTileWords / words;
+  constexpr int pitch = kRightTileWords + 1; // odd: a warp's 32 cells fall in distinct banks
+  __shared__ Real tile[kRightTileCells * pitch];
+  const int64_t per_cell = s.m1 * s.m2;
+  const int64_t cell_tiles = (cells + kRightTileCells - 1) / kRightTileCells;
+  const int64_t tiles = cell_tiles * ((per_cell + entries - 1) / entries);
+  const int lane = threadIdx.x % 32, row = threadIdx.x / 32, rows = blockDim.x / 32;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t c0 = (t % cell_tiles) * kRightTileCells, e0 = (t / cell_tiles) * entries;
+    const int tile_cells = (int)(cells - c0 < kRightTileCells ? cells - c0 : kRightTileCells);
+    const int tile_entries = (int)(per_cell - e0 < entries ? per_cell - e0 : entries);
+    if (lane < tile_cells)
+      for (int e = row; e < tile_entries; e += rows) {
+        double v[9];
+        input_entry<Input>(g, f, c0 + lane, (e0 + e) / s.m2, (e0 + e) % s.m2, v);
+#pragma unroll
+        for (int k = 0; k < words; ++k)
+          tile[lane * pitch + e * words + k] = (Real)v[k];
+      }
+    __syncthreads();
+    const int run = tile_entries * words; // words of each cell in this tile
+    for (int i = threadIdx.x; i < tile_cells * run; i += blockDim.x) {
+      const int cell = i / run, word = i % run;
+      out[((c0 + cell) * per_cell + e0) * words + word] = tile[cell * pitch + word];
+    }
+    __syncthreads();
+  }
+}
+
+/// Launches input_left_kernel or input_right_kernel for the run-time input
+/// (templates instantiated for each of the TC_INPUT_COUNT inputs).
 template <typename Real, int Input = 0>
 tc_err launch_input(const tc_loop_cuda *l, int input, int64_t cells, bool left, void *output) {
   if constexpr (Input < TC_INPUT_COUNT) {
@@ -386,9 +427,17 @@ tc_err launch_input(const tc_loop_cuda *l, int input, int64_t cells, bool left, 
     const geometry_view g = {l->node_coords, l->inverses,   l->measures,  l->ref_values,
                              l->ref_gradients, l->batch_cells, l->num_points, l->num_fields};
     const input_shape s = shape_of((tc_physics_input)Input, l->num_fields, l->num_points);
-    auto kernel = input_kernel<Real, Input>;
-    TC_LAUNCH(kernel, cells * s.m1 * s.m2, l->stream, g, l->fields, cells, s, left,
-              (Real *)output);
+    if (left) {
+      auto kernel = input_left_kernel<Real, Input>;
+      TC_LAUNCH(kernel, cells * s.m1 * s.m2, l->stream, g, l->fields, cells, s, (Real *)output);
+    } else {
+      constexpr int entries = kRightTileWords / (tensor_d1(Input) * tensor_d2(Input));
+      const int64_t tiles = (cells + kRightTileCells - 1) / kRightTileCells *
+                            ((s.m1 * s.m2 + entries - 1) / entries);
+      auto kernel = input_right_kernel<Real, Input>;
+      TC_LAUNCH(kernel, tiles * tc_cuda_grid::kThreads, l->stream, g, l->fields, cells, s,
+                (Real *)output);
+    }
     return TC_SUCCESS;
   } else {
     TC_FAIL(TC_ERR_ARGUMENT, "unknown contraction input %d", input);
