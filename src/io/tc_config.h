@@ -101,8 +101,8 @@ tc_err tc_config_print_deck(FILE *stream, const tc_config *config);
 /// free(). Not collective.
 tc_err tc_config_deck_string(const tc_config *config, char **text);
 
-/// The layout to run: run.layout, or for auto: right on CPU backends, left
-/// on CUDA.
+/// The layout to run: run.layout, or for auto the backends' best: right, on
+/// the CPU backends and on CUDA alike.
 tc_layout tc_config_layout(const tc_config *config);
 
 /// Gauss points per direction: element.quadrature, or order + 1 for 0.

@@ -66,7 +66,7 @@ static void test_defaults(void) {
   EXPECT(tc_config_quadrature(&config) == 2, "Q1 -> 2 points");
   EXPECT(tc_config_layout(&config) == TC_LAYOUT_RIGHT, "auto layout on openmp");
   config.backend = TC_BACKEND_CUDA;
-  EXPECT(tc_config_layout(&config) == TC_LAYOUT_LEFT, "auto layout on cuda");
+  EXPECT(tc_config_layout(&config) == TC_LAYOUT_RIGHT, "auto layout on cuda");
   EXPECT(tc_config_checks_enabled(&config), "16^3 cells: checks on");
   config.cells[0] = config.cells[1] = config.cells[2] = 126; /* 2000376 cells */
   EXPECT(!tc_config_checks_enabled(&config), "126^3 cells: checks off");
