@@ -373,31 +373,39 @@ __global__ void input_left_kernel(geometry_view g, tc_physics_fields f, int64_t 
   }
 }
 
-/// Layout right tiles: 32 cells by kRightTileWords words of each.
-constexpr int kRightTileCells = 32, kRightTileWords = 144;
+/// Layout right tiles hold kRightTileWords words: 32 cells of 144 words, or,
+/// for elements whose strains take more than kRightLongCell words a cell,
+/// 8 cells of 576 (each cell's run of the tile is then 4.6 KB long). H200,
+/// the mini-app's inputs in layout right (docs/cuda.md): 24^3 Q2 cells
+/// (strains of 91,125 words a cell) 0.063 s in 8-cell tiles against 0.082
+/// in 32-cell ones; 64^3 Q1 cells (5,832) 0.092 s in 32-cell tiles against
+/// 0.098 in 8-cell ones. Measured at those two elements only.
+constexpr int kRightTileWords = 4608;
+constexpr int64_t kRightLongCell = 8192;
 
-/// Layout right: a block computes a tile of 32 cells by kRightTileWords / (d1
-/// d2) entries with the cell index fastest across a warp (so the geometry's
-/// reads are contiguous, as in layout left), parks it in shared memory, and
-/// stores each cell's share of the tile, one contiguous run in layout right,
-/// with consecutive threads on consecutive words. (One thread per entry in
-/// layout-right order read the geometry 8 bytes a cache sector and stored
-/// d1 d2 words apart: the Q1 mini-app's inputs took 2.7x as long as in layout
-/// left on an H200, docs/cuda.md.)
-template <typename Real, int Input>
+/// Layout right: a block computes a tile of Cells cells by kRightTileWords /
+/// (Cells d1 d2) entries with the cell index fastest across the threads (so
+/// the geometry's reads are contiguous, as in layout left), parks it in
+/// shared memory, and stores each cell's share of the tile, one contiguous
+/// run in layout right, with consecutive threads on consecutive words. (One
+/// thread per entry in layout-right order read the geometry 8 bytes a cache
+/// sector and stored d1 d2 words apart: the mini-app's inputs took 2.7x (Q1)
+/// and 3.2x (Q2) as long as in layout left on an H200, docs/cuda.md.)
+template <typename Real, int Input, int Cells>
 __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
     input_right_kernel(geometry_view g, tc_physics_fields f, int64_t cells, input_shape s,
                        Real *__restrict__ out) {
-  constexpr int words = tensor_d1(Input) * tensor_d2(Input), entries = kRightTileWords / words;
-  constexpr int pitch = kRightTileWords + 1; // odd: a warp's 32 cells fall in distinct banks
-  __shared__ Real tile[kRightTileCells * pitch];
+  constexpr int words = tensor_d1(Input) * tensor_d2(Input);
+  constexpr int cell_words = kRightTileWords / Cells, entries = cell_words / words;
+  constexpr int pitch = cell_words + 1; // odd, so that the cells fall in distinct banks
+  __shared__ Real tile[Cells * pitch];
   const int64_t per_cell = s.m1 * s.m2;
-  const int64_t cell_tiles = (cells + kRightTileCells - 1) / kRightTileCells;
+  const int64_t cell_tiles = (cells + Cells - 1) / Cells;
   const int64_t tiles = cell_tiles * ((per_cell + entries - 1) / entries);
-  const int lane = threadIdx.x % 32, row = threadIdx.x / 32, rows = blockDim.x / 32;
+  const int lane = threadIdx.x % Cells, row = threadIdx.x / Cells, rows = blockDim.x / Cells;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int64_t c0 = (t % cell_tiles) * kRightTileCells, e0 = (t / cell_tiles) * entries;
-    const int tile_cells = (int)(cells - c0 < kRightTileCells ? cells - c0 : kRightTileCells);
+    const int64_t c0 = (t % cell_tiles) * Cells, e0 = (t / cell_tiles) * entries;
+    const int tile_cells = (int)(cells - c0 < Cells ? cells - c0 : Cells);
     const int tile_entries = (int)(per_cell - e0 < entries ? per_cell - e0 : entries);
     if (lane < tile_cells)
       for (int e = row; e < tile_entries; e += rows) {
@@ -417,6 +425,18 @@ __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
   }
 }
 
+/// Launches input_right_kernel in tiles of Cells cells.
+template <typename Real, int Input, int Cells>
+tc_err launch_input_right(const tc_loop_cuda *l, const geometry_view &g, int64_t cells,
+                          input_shape s, void *output) {
+  constexpr int entries = kRightTileWords / Cells / (tensor_d1(Input) * tensor_d2(Input));
+  const int64_t tiles = (cells + Cells - 1) / Cells * ((s.m1 * s.m2 + entries - 1) / entries);
+  auto kernel = input_right_kernel<Real, Input, Cells>;
+  TC_LAUNCH(kernel, tiles * tc_cuda_grid::kThreads, l->stream, g, l->fields, cells, s,
+            (Real *)output);
+  return TC_SUCCESS;
+}
+
 /// Launches input_left_kernel or input_right_kernel for the run-time input
 /// (templates instantiated for each of the TC_INPUT_COUNT inputs).
 template <typename Real, int Input = 0>
@@ -430,15 +450,12 @@ tc_err launch_input(const tc_loop_cuda *l, int input, int64_t cells, bool left, 
     if (left) {
       auto kernel = input_left_kernel<Real, Input>;
       TC_LAUNCH(kernel, cells * s.m1 * s.m2, l->stream, g, l->fields, cells, s, (Real *)output);
-    } else {
-      constexpr int entries = kRightTileWords / (tensor_d1(Input) * tensor_d2(Input));
-      const int64_t tiles = (cells + kRightTileCells - 1) / kRightTileCells *
-                            ((s.m1 * s.m2 + entries - 1) / entries);
-      auto kernel = input_right_kernel<Real, Input>;
-      TC_LAUNCH(kernel, tiles * tc_cuda_grid::kThreads, l->stream, g, l->fields, cells, s,
-                (Real *)output);
+      return TC_SUCCESS;
     }
-    return TC_SUCCESS;
+    const input_shape strains = shape_of(TC_INPUT_STRAINS, l->num_fields, l->num_points);
+    if (strains.m1 * strains.m2 * 9 > kRightLongCell)
+      return launch_input_right<Real, Input, 8>(l, g, cells, s, output);
+    return launch_input_right<Real, Input, 32>(l, g, cells, s, output);
   } else {
     TC_FAIL(TC_ERR_ARGUMENT, "unknown contraction input %d", input);
   }
