@@ -79,6 +79,18 @@ __device__ __forceinline__ void mma_16x8x16(double (&d)[4], const double2 (&a)[2
 #endif
 }
 
+/// Zeros a warp's 16MB x 8NB accumulators (mma_kernel's, warp_product's).
+template <int NB, int MB>
+__device__ __forceinline__ void clear_piece(double (&acc)[MB][NB][4]) {
+#pragma unroll
+  for (int m = 0; m < MB; ++m)
+#pragma unroll
+    for (int n = 0; n < NB; ++n)
+#pragma unroll
+      for (int v = 0; v < 4; ++v)
+        acc[m][n][v] = 0;
+}
+
 /// Tensor-core tile: a block of WM x WN warps computes a BM x BN output tile
 /// (BM = 16 WM FM, BN = 8 WN FN) of one cell; each warp holds FM x FN 16 x 8
 /// accumulators (register blocking). The collapsed index k must be contiguous
@@ -203,13 +215,7 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
   const int group = lane / 4, member = lane % 4;
   const int wm = warp / WN, wn = warp % WN;
   double acc[FM][FN][4];
-#pragma unroll
-  for (int m = 0; m < FM; ++m)
-#pragma unroll
-    for (int n = 0; n < FN; ++n)
-#pragma unroll
-      for (int v = 0; v < 4; ++v)
-        acc[m][n][v] = 0;
+  clear_piece(acc);
   int a_slot[FM][2], b_slot[FN]; // where this lane's fragment rows start
   auto find_slots = [&](int64_t task) {
     int64_t c, i0, j0;
@@ -386,18 +392,6 @@ __device__ __forceinline__ void warp_product(double (&acc)[MB][NB][4], const dou
         mma_16x8x16(acc[m][n], af[m], bf);
     }
   }
-}
-
-/// Zeros a warp's 16MB x 8NB accumulators (warp_product's).
-template <int NB, int MB>
-__device__ __forceinline__ void clear_piece(double (&acc)[MB][NB][4]) {
-#pragma unroll
-  for (int m = 0; m < MB; ++m)
-#pragma unroll
-    for (int n = 0; n < NB; ++n)
-#pragma unroll
-      for (int v = 0; v < 4; ++v)
-        acc[m][n][v] = 0;
 }
 
 /// The 16MB x 8NB per-warp product of the whole-cell tile over k steps
