@@ -38,7 +38,7 @@ void tc_fault_untrack_temporary(const char *path);
 /// temporary file (unlink, errors ignored). From then on every
 /// tc_fault_check fails with TC_ERR_INTERRUPTED naming the signal, so that
 /// a long phase (the results file's datasets) stops at its next fault point.
-/// Async-signal-safe: meant for a signal handler (app/tc_signals).
+/// Async-signal-safe: meant for a signal handler (src/base/tc_signals).
 void tc_fault_signal_received(int signal_number);
 
 #endif

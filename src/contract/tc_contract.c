@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <stddef.h>
 
+#include "tc_build.h"
 #include "tc_contract_backend.h"
 
 static const char *const kernel_names[TC_KERNEL_COUNT] = {
@@ -350,13 +351,13 @@ const tc_contract_backend *tc_contract_backend_get(tc_backend_kind kind) {
   case TC_BACKEND_SERIAL:
     return &tc_contract_backend_serial;
   case TC_BACKEND_OPENMP:
-#ifdef TC_HAVE_OPENMP
+#if TCMINI_HAVE_OPENMP
     return &tc_contract_backend_openmp;
 #else
     return NULL;
 #endif
   case TC_BACKEND_CUDA:
-#ifdef TC_HAVE_CUDA
+#if TCMINI_HAVE_CUDA
     return &tc_contract_backend_cuda;
 #else
     return NULL;

@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include "tc_build.h"
+
 bool tc_device_backend_available(tc_backend_kind backend) {
   return backend >= 0 && backend < TC_BACKEND_COUNT && tc_contract_backend_get(backend) != NULL;
 }
@@ -23,7 +25,7 @@ tc_err tc_device_create(const tc_device_options *options, tc_device **device) {
   created->backend = options->backend;
   created->contract = tc_contract_backend_get(options->backend);
   created->gpu_index = -1;
-#ifdef TC_HAVE_CUDA
+#if TCMINI_HAVE_CUDA
   created->ops = options->backend == TC_BACKEND_CUDA ? &tc_device_ops_cuda : &tc_device_ops_host;
 #else
   created->ops = &tc_device_ops_host;

@@ -18,6 +18,7 @@ static tc_err host_open(tc_device *device, const tc_device_options *options) {
       omp_set_num_threads(options->num_threads);
     device->num_threads = omp_get_max_threads();
 #else
+    (void)options;
     TC_FAIL(TC_ERR_UNSUPPORTED, "backend openmp needs a build with OpenMP");
 #endif
     snprintf(device->description, sizeof device->description, "OpenMP, %d thread%s",

@@ -43,7 +43,7 @@ struct tc_device_timer {
 
 /// The host (serial and OpenMP) operations.
 extern const tc_device_ops tc_device_ops_host;
-/// The CUDA operations; defined only when CUDA is compiled in (TC_HAVE_CUDA).
+/// The CUDA operations; defined only when CUDA is compiled in (TCMINI_HAVE_CUDA).
 extern const tc_device_ops tc_device_ops_cuda;
 
 #endif

@@ -1231,7 +1231,7 @@ tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_outp
   if (named) {
     snprintf(h5_temporary, sizeof h5_temporary, "%s%s", output->h5_path, suffix);
     snprintf(xdmf_temporary, sizeof xdmf_temporary, "%s%s", output->xdmf_path, suffix);
-    /* A fatal signal deletes the temporary files (app/tc_signals). */
+    /* A fatal signal deletes the temporary files (src/base/tc_signals). */
     tc_err tracked = tc_fault_track_temporary(h5_temporary);
     if (tracked == TC_SUCCESS)
       tracked = tc_fault_track_temporary(xdmf_temporary);

@@ -4,6 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tc_report.h"
 
+#include "tc_build.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -27,9 +29,6 @@
 #endif
 #ifndef TCMINI_BUILD_TYPE
 #define TCMINI_BUILD_TYPE "unknown"
-#endif
-#ifndef TCMINI_HAVE_HDF5
-#define TCMINI_HAVE_HDF5 0
 #endif
 
 enum { NAME_MAX_CHARS = 128, UNIT_MAX_CHARS = 32, DEVICE_MAX_CHARS = 256 };

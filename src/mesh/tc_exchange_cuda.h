@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include "tc_build.h"
 #include "tc_error.h"
 #include "tc_mesh.h"
 
@@ -20,7 +21,7 @@ extern "C" {
 
 typedef struct tc_exchange_cuda tc_exchange_cuda;
 
-#ifdef TC_HAVE_LOOP_CUDA
+#if TCMINI_HAVE_CUDA
 /// Copies the mesh's exchange plan to the device and allocates packed
 /// buffers for up to max_components values per node, on the device and (for
 /// gpu_aware false) pinned on the host; work is queued on stream

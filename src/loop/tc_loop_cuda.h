@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "tc_build.h"
+
 #include "tc_assembly.h"
 #include "tc_contract.h"
 #include "tc_loop.h"
@@ -37,7 +39,7 @@ typedef enum {
   TC_LOOP_CUDA_ALL = TC_LOOP_CUDA_VECTORS | TC_LOOP_CUDA_MATRICES,
 } tc_loop_cuda_results;
 
-#ifdef TC_HAVE_LOOP_CUDA
+#if TCMINI_HAVE_CUDA
 
 /// Copies the rank-local mesh (coordinates, cell->node connectivity, the
 /// node->cell CSR with slots), the reference basis (ref_values (F,P),

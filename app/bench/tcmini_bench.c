@@ -19,13 +19,9 @@
 #include "tc_contract.h"
 #include "tc_device.h"
 #include "tc_parallel.h"
-#ifdef TC_HAVE_HDF5
 #include "tc_replay.h"
-#endif
-#ifdef TC_HAVE_CUDA
 #include "bench_roofline_cuda.h"
 #include "contract_cuda_yardstick.h"
-#endif
 
 enum { EXIT_VERIFY_FAILED = 1, EXIT_BAD_OPTIONS = 2 };
 enum { MAX_CONFIGS = TC_BACKEND_COUNT * BENCH_MAX_THREAD_COUNTS };
@@ -74,7 +70,6 @@ static size_t stream_array_bytes(void) { return 4 * bench_machine_last_level_cac
 /* STREAM arrays on the GPU: 512 MiB each, ~10x the L2 of an H100/H200. */
 static const size_t gpu_stream_array_bytes = (size_t)512 << 20;
 
-#ifdef TC_HAVE_CUDA
 /* Opens the GPU as the CUDA rows will (a clear error without one) and
  * measures its roofline. */
 static tc_err measure_gpu_roofline(bench_run *run) {
@@ -89,12 +84,6 @@ static tc_err measure_gpu_roofline(bench_run *run) {
   run->has_gpu_roofline = true;
   return TC_SUCCESS;
 }
-#else
-static tc_err measure_gpu_roofline(bench_run *run) {
-  (void)run;
-  TC_FAIL(TC_ERR_UNSUPPORTED, "backend cuda is not compiled into this build");
-}
-#endif
 
 /* Backends x thread counts, serial first so that every other row has its
  * serial time to compare with; one roofline per CPU thread count, and the
@@ -193,17 +182,15 @@ typedef struct {
   bench_flush *device_flush; /* owned: CUDA only */
   tc_device_timer *timer;
   device_arrays arrays;
-  void *yardstick;     /* tc_cuda_yardstick: CUDA FieldField cases in layout right */
+  tc_cuda_yardstick *yardstick; /* CUDA FieldField cases in layout right */
   bool use_yardstick;  /* the row being timed is the yardstick's */
 } bench_device;
 
 /* The timed call: the contraction through the public seam, or the yardstick. */
 static tc_err run_contraction(bench_device *d, const tc_contraction *shape, tc_variant variant) {
   device_arrays *a = &d->arrays;
-#ifdef TC_HAVE_CUDA
   if (d->use_yardstick)
     return tc_cuda_yardstick_run(d->yardstick, shape, a->left, a->right, a->output);
-#endif
   return tc_contract(tc_device_contract_backend(d->device), shape, variant, a->left, a->right,
                      a->output, tc_device_stream(d->device));
 }
@@ -342,11 +329,7 @@ static void close_device(bench_device *d) {
   }
   tc_device_timer_destroy(&d->timer);
   bench_flush_destroy(&d->device_flush);
-#ifdef TC_HAVE_CUDA
-  tc_cuda_yardstick *yardstick = d->yardstick;
-  tc_cuda_yardstick_destroy(&yardstick);
-  d->yardstick = NULL;
-#endif
+  tc_cuda_yardstick_destroy(&d->yardstick);
   tc_device_destroy(&d->device);
 }
 
@@ -414,7 +397,6 @@ static tc_err run_config(bench_run *run, const backend_config *config, const lay
     int count = variants_for(run, tc_device_contract_backend(d.device), &host->shape, variants);
     for (int v = 0; v < count && err == TC_SUCCESS; ++v)
       err = run_row(run, config, &d, host, preset, variants[v], serial_median, capture);
-#ifdef TC_HAVE_CUDA
     if (err == TC_SUCCESS && config->backend == TC_BACKEND_CUDA && !run->options->no_yardstick &&
         tc_cuda_yardstick_supports(&host->shape)) {
       tc_cuda_yardstick *yardstick = NULL;
@@ -424,7 +406,6 @@ static tc_err run_config(bench_run *run, const backend_config *config, const lay
       if (err == TC_SUCCESS)
         err = run_row(run, config, &d, host, preset, TC_VARIANT_AUTO, serial_median, NULL);
     }
-#endif
   }
   close_device(&d);
   return err;
@@ -513,7 +494,6 @@ static tc_err run_presets(bench_run *run) {
   return TC_SUCCESS;
 }
 
-#ifdef TC_HAVE_HDF5
 static tc_err run_replay(bench_run *run) {
   const bench_options *o = run->options;
   tc_contraction shape;
@@ -543,12 +523,6 @@ static tc_err run_replay(bench_run *run) {
   bench_case_destroy(&c);
   return err;
 }
-#else
-static tc_err run_replay(bench_run *run) {
-  (void)run;
-  TC_FAIL(TC_ERR_UNSUPPORTED, "--replay needs a build with HDF5 (TCMINI_ENABLE_HDF5=ON)");
-}
-#endif
 
 static tc_err run_modes(bench_run *run) {
   const bench_options *o = run->options;

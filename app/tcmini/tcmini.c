@@ -14,14 +14,12 @@
 #include "tc_loop.h"
 #include "tc_memory.h"
 #include "tc_mesh.h"
+#include "tc_output.h"
 #include "tc_parallel.h"
 #include "tc_physics.h"
 #include "tc_report.h"
 #include "tc_signals.h"
 #include "tc_timers.h"
-#ifdef TCMINI_HAVE_HDF5
-#include "tc_output.h"
-#endif
 
 enum { EXIT_BAD_INPUT = 2, EXIT_VERIFY = 3 };
 
@@ -100,7 +98,6 @@ static tc_err report_figures(tc_report *report, const tc_config *config, const t
   return TC_SUCCESS;
 }
 
-#ifdef TCMINI_HAVE_HDF5
 /* The results file: node and cell fields of the last step. */
 static tc_err write_output(tc_output *output, const tc_config *config, const tc_loop *loop,
                            const tc_report *report, const tc_phase_stats *stats,
@@ -160,7 +157,6 @@ static tc_err write_output(tc_output *output, const tc_config *config, const tc_
   free(deck);
   return err;
 }
-#endif
 
 /* A progress line on rank 0 when stdout is a terminal and the steps have
  * taken more than two seconds, refreshed at most once a second. */
@@ -186,9 +182,7 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   tc_device *device = NULL;
   tc_mesh *mesh = NULL;
   tc_loop *loop = NULL;
-#ifdef TCMINI_HAVE_HDF5
   tc_output *output = NULL;
-#endif
   tc_err err;
 
   int local_rank = 0, local_size = 1;
@@ -216,10 +210,8 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_mesh_create(comm, &mesh_options, &mesh);
   if (err == TC_SUCCESS)
     err = tc_timer_stop(timers, TC_PHASE_MESH);
-#ifdef TCMINI_HAVE_HDF5
   if (err == TC_SUCCESS && strcmp(config->path, "none") != 0)
     err = tc_output_create(comm, config->path, config->overwrite, mesh, &output);
-#endif
   if (err == TC_SUCCESS)
     err = tc_parallel_agree(comm, tc_loop_create(config, mesh, device, &loop));
   if (err == TC_SUCCESS)
@@ -243,10 +235,8 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   /* The checks read the assembled matrices and the output the element
    * matrices: on a GPU these come to the host once, here, outside the loop's
    * time (in the assemble phase). */
-  bool matrices_read = tc_config_checks_enabled(config);
-#ifdef TCMINI_HAVE_HDF5
-  matrices_read = matrices_read || (output && config->element_matrices);
-#endif
+  bool matrices_read =
+      tc_config_checks_enabled(config) || (output && config->element_matrices);
   if (err == TC_SUCCESS && matrices_read)
     err = tc_parallel_agree(comm, tc_loop_finish(loop, timers));
 
@@ -266,7 +256,6 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_timers_reduce(comm, timers, stats);
   if (err == TC_SUCCESS) /* no results file after a signal */
     err = tc_parallel_agree(comm, tc_signals_check());
-#ifdef TCMINI_HAVE_HDF5
   if (err == TC_SUCCESS && output) {
     tc_output_stats written;
     err = tc_timer_start(timers, TC_PHASE_OUTPUT);
@@ -277,7 +266,6 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     if (err == TC_SUCCESS)
       err = tc_report_add_figure(report, "output write", written.gigabytes_per_second, "GB/s");
   }
-#endif
   if (err == TC_SUCCESS)
     err = tc_timer_stop(timers, TC_PHASE_TOTAL);
   if (err == TC_SUCCESS)
@@ -289,9 +277,7 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   if (err == TC_SUCCESS)
     err = tc_report_write(report, config->report);
 
-#ifdef TCMINI_HAVE_HDF5
   tc_output_destroy(&output);
-#endif
   tc_loop_destroy(&loop);
   tc_mesh_destroy(&mesh);
   tc_device_destroy(&device);
