@@ -120,39 +120,19 @@ int64_t tc_physics_input_count(tc_physics_input input, int64_t num_cells, int64_
   return count;
 }
 
-static double field_u(const tc_physics_fields *f, const double x[3]) {
-  return f->u0 + f->g[0] * x[0] + f->g[1] * x[1] + f->g[2] * x[2];
-}
-
-static void field_w(const tc_physics_fields *f, const double x[3], double w[3]) {
-  for (int i = 0; i < 3; ++i)
-    w[i] = f->w0[i] + f->W[i][0] * x[0] + f->W[i][1] * x[1] + f->W[i][2] * x[2];
-}
-
-/* sigma = lambda tr(eps) I + 2 mu eps. */
-static void stress_of_strain(const tc_physics_fields *f, const double eps[3][3],
-                             double sigma[3][3]) {
-  double trace = eps[0][0] + eps[1][1] + eps[2][2];
-  for (int j = 0; j < 3; ++j)
-    for (int k = 0; k < 3; ++k)
-      sigma[j][k] = (j == k ? f->lambda * trace : 0.0) + 2.0 * f->mu * eps[j][k];
-}
-
 /* Strain of the interpolant w_h of w in cell c at point q. */
 static void interpolated_strain(const tc_physics_batch *b, const tc_physics_fields *f, int64_t c,
-                                int64_t q, double eps[3][3]) {
-  double H[3][3] = {{0}};
+                                int64_t q, double eps[9]) {
+  double H[9] = {0};
   for (int64_t a = 0; a < b->num_fields; ++a) {
     double w[3];
-    field_w(f, b->node_coords + (c * b->num_fields + a) * 3, w);
+    tc_physics_field_w(f, b->node_coords + (c * b->num_fields + a) * 3, w);
     const double *g = b->gradients + ((c * b->num_fields + a) * b->num_points + q) * 3;
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j)
-        H[i][j] += w[i] * g[j];
+        H[3 * i + j] += w[i] * g[j];
   }
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      eps[i][j] = 0.5 * (H[i][j] + H[j][i]);
+  tc_physics_symmetric_part(H, eps);
 }
 
 /* One cell's part of an input, row-major over the indices after the cell. */
@@ -172,16 +152,12 @@ static void cell_values(tc_physics_input input, const tc_physics_batch *b,
     for (int64_t a = 0; a < F; ++a)
       for (int i = 0; i < 3; ++i)
         for (int64_t q = 0; q < P; ++q) {
-          const double *g = grad + (a * P + q) * 3;
-          double eps[3][3], sigma[3][3];
-          for (int j = 0; j < 3; ++j)
-            for (int k = 0; k < 3; ++k)
-              eps[j][k] = 0.5 * ((i == j ? g[k] : 0.0) + (i == k ? g[j] : 0.0));
-          stress_of_strain(f, eps, sigma);
+          double eps[9], sigma[9];
+          tc_physics_basis_strain(i, grad + (a * P + q) * 3, eps);
+          tc_physics_stress_of_strain(f, eps, sigma);
           double *dst = out + ((a * 3 + i) * P + q) * 9;
-          for (int j = 0; j < 3; ++j)
-            for (int k = 0; k < 3; ++k)
-              dst[j * 3 + k] = input == TC_INPUT_STRAINS ? eps[j][k] : dV[q] * sigma[j][k];
+          for (int k = 0; k < 9; ++k)
+            dst[k] = input == TC_INPUT_STRAINS ? eps[k] : dV[q] * sigma[k];
         }
     return;
   case TC_INPUT_FIELD_U:
@@ -189,7 +165,7 @@ static void cell_values(tc_physics_input input, const tc_physics_batch *b,
     for (int64_t q = 0; q < P; ++q) {
       double u = 0.0;
       for (int64_t a = 0; a < F; ++a)
-        u += field_u(f, b->node_coords + (c * F + a) * 3) * b->ref_values[a * P + q];
+        u += tc_physics_field_u(f, b->node_coords + (c * F + a) * 3) * b->ref_values[a * P + q];
       out[q] = input == TC_INPUT_FIELD_U ? u : dV[q] * u;
     }
     return;
@@ -203,7 +179,7 @@ static void cell_values(tc_physics_input input, const tc_physics_batch *b,
       for (int d = 0; d < 3; ++d) {
         double sum = 0.0;
         for (int64_t a = 0; a < F; ++a)
-          sum += field_u(f, b->node_coords + (c * F + a) * 3) * grad[(a * P + q) * 3 + d];
+          sum += tc_physics_field_u(f, b->node_coords + (c * F + a) * 3) * grad[(a * P + q) * 3 + d];
         out[q * 3 + d] = input == TC_INPUT_GRADIENT_U ? sum : dV[q] * sum;
       }
     return;
@@ -211,12 +187,11 @@ static void cell_values(tc_physics_input input, const tc_physics_batch *b,
   case TC_INPUT_WEIGHTED_STRESS_W:
   default:
     for (int64_t q = 0; q < P; ++q) {
-      double eps[3][3], sigma[3][3];
+      double eps[9], sigma[9];
       interpolated_strain(b, f, c, q, eps);
-      stress_of_strain(f, eps, sigma);
-      for (int j = 0; j < 3; ++j)
-        for (int k = 0; k < 3; ++k)
-          out[q * 9 + j * 3 + k] = input == TC_INPUT_STRAIN_W ? eps[j][k] : dV[q] * sigma[j][k];
+      tc_physics_stress_of_strain(f, eps, sigma);
+      for (int k = 0; k < 9; ++k)
+        out[q * 9 + k] = input == TC_INPUT_STRAIN_W ? eps[k] : dV[q] * sigma[k];
     }
     return;
   }
@@ -294,13 +269,13 @@ tc_err tc_physics_build_input(tc_physics_input input, const tc_physics_batch *ba
 void tc_physics_nodal_u(const tc_physics_fields *fields, int64_t num_nodes, const double *coords,
                         double *u) {
   for (int64_t n = 0; n < num_nodes; ++n)
-    u[n] = field_u(fields, coords + 3 * n);
+    u[n] = tc_physics_field_u(fields, coords + 3 * n);
 }
 
 void tc_physics_nodal_w(const tc_physics_fields *fields, int64_t num_nodes, const double *coords,
                         double *w) {
   for (int64_t n = 0; n < num_nodes; ++n)
-    field_w(fields, coords + 3 * n, w + 3 * n);
+    tc_physics_field_w(fields, coords + 3 * n, w + 3 * n);
 }
 
 /* Over [0,L]^3: mean of x_i is L_i/2, of x_i^2 is L_i^2/3, of x_i x_j is
@@ -326,13 +301,13 @@ double tc_physics_exact_integral_grad_u2(const tc_physics_fields *f, const doubl
 }
 
 double tc_physics_exact_integral_stress_strain(const tc_physics_fields *f, const double L[3]) {
-  double eps[3][3], sigma[3][3], product = 0.0;
+  double H[9], eps[9], sigma[9], product = 0.0;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
-      eps[i][j] = 0.5 * (f->W[i][j] + f->W[j][i]);
-  stress_of_strain(f, eps, sigma);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      product += sigma[i][j] * eps[i][j];
+      H[3 * i + j] = f->W[i][j];
+  tc_physics_symmetric_part(H, eps);
+  tc_physics_stress_of_strain(f, eps, sigma);
+  for (int k = 0; k < 9; ++k)
+    product += sigma[k] * eps[k];
   return L[0] * L[1] * L[2] * product;
 }

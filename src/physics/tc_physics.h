@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "tc_contract.h"
+#include "tc_physics_fields.h"
 
 /// The arrays the contractions read, per batch of C cells. F = fields of the
 /// scalar element, 3F of the vector (elasticity) element, field (a,i) = 3a+i.
@@ -30,15 +31,6 @@ typedef enum {
   TC_INPUT_COUNT
 } tc_physics_input;
 
-/// The manufactured fields and material: u(x) = u0 + g.x (scalar),
-/// w(x) = w0 + W x (displacement), Lame parameters lambda and mu. Linear
-/// fields are reproduced exactly by Q1 and Q2 elements, so the checks know
-/// the exact answers.
-typedef struct {
-  double u0, g[3];
-  double w0[3], W[3][3];
-  double lambda, mu;
-} tc_physics_fields;
 
 /// The fields tcmini uses (documented values; see tc_physics.c).
 const tc_physics_fields *tc_physics_default_fields(void);
