@@ -10,6 +10,7 @@ struct tc_assembly {
   const tc_mesh_local *mesh;
   tc_csr scalar;  ///< one dof per node
   tc_csr vector;  ///< three dofs per node
+  uint16_t *link_positions; ///< tc_assembly_link_positions
 };
 
 static int compare_int64(const void *a, const void *b) {
@@ -102,6 +103,46 @@ static tc_err expand_graph(const tc_csr *nodes, int components, tc_csr *csr) {
   return TC_SUCCESS;
 }
 
+/* Position of `column` in a CSR row (it is there: the graph covers every cell). */
+static int64_t find_column(const int64_t *columns, int64_t begin, int64_t end, int64_t column) {
+  while (end - begin > 1) {
+    int64_t middle = begin + (end - begin) / 2;
+    if (columns[middle] <= column)
+      begin = middle;
+    else
+      end = middle;
+  }
+  return begin;
+}
+
+/* The positions of every link's cell nodes in the node's scalar row, found
+ * once here so that no gather searches a row. */
+static tc_err build_link_positions(const tc_mesh_local *mesh, const tc_csr *scalar,
+                                   uint16_t **positions) {
+  const int F = mesh->nodes_per_cell;
+  const int64_t links = mesh->node_cell_offsets[mesh->num_nodes];
+  int64_t longest = 0;
+  for (int64_t n = 0; n < mesh->num_nodes; ++n) {
+    const int64_t length = scalar->row_offsets[n + 1] - scalar->row_offsets[n];
+    longest = length > longest ? length : longest;
+  }
+  TC_CHECK(longest <= UINT16_MAX, TC_ERR_ARGUMENT,
+           "a node couples to %lld nodes, more than the assembly can index",
+           (long long)longest);
+  TC_CALLOC(*positions, links * F > 0 ? links * F : 1);
+  uint16_t *out = *positions;
+#pragma omp parallel for schedule(static)
+  for (int64_t n = 0; n < mesh->num_nodes; ++n) {
+    const int64_t begin = scalar->row_offsets[n], end = scalar->row_offsets[n + 1];
+    for (int64_t e = mesh->node_cell_offsets[n]; e < mesh->node_cell_offsets[n + 1]; ++e) {
+      const int64_t *nodes = mesh->cell_nodes + mesh->node_cells[e] * F;
+      for (int b = 0; b < F; ++b)
+        out[e * F + b] = (uint16_t)(find_column(scalar->columns, begin, end, nodes[b]) - begin);
+    }
+  }
+  return TC_SUCCESS;
+}
+
 static void csr_free(tc_csr *csr) {
   free(csr->row_offsets);
   free(csr->columns);
@@ -115,6 +156,8 @@ tc_err tc_assembly_create(const tc_mesh *mesh, tc_assembly **assembly) {
   tc_err err = build_scalar_graph(created->mesh, &created->scalar);
   if (err == TC_SUCCESS)
     err = expand_graph(&created->scalar, 3, &created->vector);
+  if (err == TC_SUCCESS)
+    err = build_link_positions(created->mesh, &created->scalar, &created->link_positions);
   if (err != TC_SUCCESS) {
     tc_assembly_destroy(&created);
     return err;
@@ -128,12 +171,17 @@ void tc_assembly_destroy(tc_assembly **assembly) {
     return;
   csr_free(&(*assembly)->scalar);
   csr_free(&(*assembly)->vector);
+  free((*assembly)->link_positions);
   free(*assembly);
   *assembly = NULL;
 }
 
 const tc_csr *tc_assembly_graph(const tc_assembly *assembly, int components) {
   return components == 1 ? &assembly->scalar : &assembly->vector;
+}
+
+const uint16_t *tc_assembly_link_positions(const tc_assembly *assembly) {
+  return assembly->link_positions;
 }
 
 double tc_element_block_get(const tc_element_block *block, int64_t rows, int64_t columns,
@@ -143,18 +191,6 @@ double tc_element_block_get(const tc_element_block *block, int64_t rows, int64_t
                        : cell + block->batch_cells * (row + rows * column);
   return block->precision == TC_DOUBLE ? ((const double *)block->data)[offset]
                                        : (double)((const float *)block->data)[offset];
-}
-
-/* Position of `column` in a CSR row (it is there: the graph covers every cell). */
-static int64_t find_column(const int64_t *columns, int64_t begin, int64_t end, int64_t column) {
-  while (end - begin > 1) {
-    int64_t middle = begin + (end - begin) / 2;
-    if (columns[middle] <= column)
-      begin = middle;
-    else
-      end = middle;
-  }
-  return begin;
 }
 
 /* The gather shared by matrices and vectors: every node's rows take the
@@ -186,21 +222,19 @@ static tc_err gather(const tc_assembly *assembly, int components, const tc_eleme
         continue;
       const int64_t in_batch = cell - block->cell_begin;
       const int slot = mesh->node_cell_slots[e];
-      const int64_t *cell_nodes = mesh->cell_nodes + cell * nodes_per_cell;
+      const uint16_t *positions = assembly->link_positions + e * nodes_per_cell;
       for (int i = 0; i < components; ++i) {
         const int64_t row = node * components + i, element_row = slot * components + i;
         if (!matrix) {
           values[row] += tc_element_block_get(block, size, 1, in_batch, element_row, 0);
           continue;
         }
-        const int64_t begin = csr->row_offsets[row], end = csr->row_offsets[row + 1];
+        double *row_values = values + csr->row_offsets[row];
         for (int b = 0; b < nodes_per_cell; ++b)
-          for (int j = 0; j < components; ++j) {
-            double value = tc_element_block_get(block, size, size, in_batch, element_row,
-                                                b * components + j);
-            values[find_column(csr->columns, begin, end, cell_nodes[b] * components + j)] +=
-                value;
-          }
+          for (int j = 0; j < components; ++j)
+            row_values[positions[b] * components + j] +=
+                tc_element_block_get(block, size, size, in_batch, element_row,
+                                     b * components + j);
       }
     }
   }

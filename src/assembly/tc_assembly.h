@@ -32,6 +32,14 @@ void tc_assembly_destroy(tc_assembly **assembly);
 /// The CSR structure for a field of `components` (1 or 3) per node.
 const tc_csr *tc_assembly_graph(const tc_assembly *assembly, int components);
 
+/// Where each cell's entries land in a node's rows, so that the gather needs
+/// no search: for link e of the mesh's node->cell map (node n, cell
+/// node_cells[e]) and node b of that cell, entry [e * nodes_per_cell + b] is
+/// the position of cell_nodes[cell][b] in node n's row of the scalar graph.
+/// Entry (n, i) x (node b, j) of a matrix of `components` per node is then
+/// at row_offsets[n * components + i] + position * components + j.
+const uint16_t *tc_assembly_link_positions(const tc_assembly *assembly);
+
 /// Element outputs of cells [cell_begin, cell_begin + batch) as the
 /// contractions left them: layout and precision of the contraction.
 typedef struct {
