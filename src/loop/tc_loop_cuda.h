@@ -1,7 +1,8 @@
-/* tc_loop_cuda: the assembly loop's per-batch work on the GPU. The mesh
- * arrays, basis tables and CSR structures are copied to the device once;
- * geometry, the contraction inputs and the deterministic gather-assemble run
- * as CUDA kernels on the device's stream, and so do the row sums and
+/* tc_loop_cuda: the assembly loop's per-batch work on the GPU, the state
+ * behind the loop's CUDA step backend. The mesh arrays, basis tables and CSR
+ * structures are copied to the device once; geometry (tc_geometry_cuda), the
+ * contraction inputs (tc_physics_cuda) and the deterministic gather-assemble
+ * (tc_assembly_cuda) run on the device's stream, and so do the row sums and
  * diagonals of the assembled matrices; results come back to the host only
  * when asked for: the node and cell vectors every step (shared-node
  * exchange), the matrices once (checks, output). Plain C interface;
@@ -44,8 +45,8 @@ typedef enum {
 /// Copies the rank-local mesh (coordinates, cell->node connectivity, the
 /// node->cell CSR with slots), the reference basis (ref_values (F,P),
 /// ref_gradients (F,P,3), weights (P), host, double, F = nodes_per_cell) and
-/// the CSR structures of tc_assembly (scalar_graph for 1 component,
-/// vector_graph for 3) to the device, and allocates the geometry scratch of a
+/// the CSR structures and link positions of assembly (built on the mesh's
+/// topology) to the device, and allocates the geometry scratch of a
 /// batch of batch_cells cells. `selected` is the loop's host results: a
 /// device twin is allocated for each non-NULL array among mass, stiffness,
 /// elasticity, lumped_mass, stiffness_diagonal, elasticity_diagonal, load,
@@ -57,15 +58,16 @@ typedef enum {
 tc_err tc_loop_cuda_create(const tc_mesh_local *mesh, int64_t batch_cells, int64_t num_points,
                            const double *ref_values, const double *ref_gradients,
                            const double *weights, const tc_physics_fields *fields,
-                           const tc_csr *scalar_graph, const tc_csr *vector_graph,
-                           const tc_loop_results *selected, void *stream, tc_loop_cuda **loop);
+                           const tc_assembly *assembly, const tc_loop_results *selected,
+                           void *stream, tc_loop_cuda **loop);
 
 /// Releases the device memory and sets *loop to NULL. NULL is fine.
 void tc_loop_cuda_destroy(tc_loop_cuda **loop);
 
-/// Zeroes every device result a step accumulates into (all twins but the
-/// element matrices, the lumped mass and the diagonals, which are
-/// overwritten). Asynchronous.
+/// Zeroes every device result a step accumulates into but the matrices
+/// (the gather zeroes a node's rows in the batch of its first cell); the
+/// element matrices, the lumped mass and the diagonals are overwritten.
+/// Asynchronous.
 tc_err tc_loop_cuda_zero(tc_loop_cuda *loop);
 
 /// Geometry of cells [begin, begin + cells) (cells <= batch_cells): gathers
@@ -128,11 +130,11 @@ static inline tc_err tc_loop_cuda_create(const tc_mesh_local *mesh, int64_t batc
                                          int64_t num_points, const double *ref_values,
                                          const double *ref_gradients, const double *weights,
                                          const tc_physics_fields *fields,
-                                         const tc_csr *scalar_graph, const tc_csr *vector_graph,
+                                         const tc_assembly *assembly,
                                          const tc_loop_results *selected, void *stream,
                                          tc_loop_cuda **loop) {
   (void)mesh, (void)batch_cells, (void)num_points, (void)ref_values, (void)ref_gradients;
-  (void)weights, (void)fields, (void)scalar_graph, (void)vector_graph, (void)selected;
+  (void)weights, (void)fields, (void)assembly, (void)selected;
   (void)stream;
   *loop = NULL;
   return TC_LOOP_CUDA_UNSUPPORTED_;

@@ -194,8 +194,7 @@ static tc_err fixture_create(tc_device *device, int order, fixture *fx) {
   TC_CALL(err);
   TC_CALL(allocate_results(fx, &fx->results));
   TC_CALL(tc_loop_cuda_create(fx->local, BATCH_CELLS, fx->P, fx->ref_values, fx->ref_gradients,
-                              fx->weights, &test_fields, tc_assembly_graph(fx->assembly, 1),
-                              tc_assembly_graph(fx->assembly, 3), &fx->results,
+                              fx->weights, &test_fields, fx->assembly, &fx->results,
                               tc_device_stream(device), &fx->gpu));
   return TC_SUCCESS;
 }
@@ -609,8 +608,7 @@ static tc_err check_inverted(fixture *fx) {
   tc_err err = host_geometry_create(fx, &g);
   if (err == TC_SUCCESS)
     err = tc_loop_cuda_create(&moved, BATCH_CELLS, fx->P, fx->ref_values, fx->ref_gradients,
-                              fx->weights, &test_fields, tc_assembly_graph(fx->assembly, 1),
-                              tc_assembly_graph(fx->assembly, 3), &fx->results,
+                              fx->weights, &test_fields, fx->assembly, &fx->results,
                               tc_device_stream(fx->device), &gpu);
   int inverted_batches = 0, agreeing = 0;
   char detail[256] = "";
@@ -665,8 +663,7 @@ static void check_selection(fixture *fx) {
     tc_error_clear();
     const tc_err err = tc_loop_cuda_create(
         fx->local, BATCH_CELLS, fx->P, fx->ref_values, fx->ref_gradients, fx->weights,
-        &test_fields, tc_assembly_graph(fx->assembly, 1), tc_assembly_graph(fx->assembly, 3),
-        &unmatched[i], tc_device_stream(fx->device), &gpu);
+        &test_fields, fx->assembly, &unmatched[i], tc_device_stream(fx->device), &gpu);
     refused += err == TC_ERR_ARGUMENT && gpu == NULL &&
                strstr(tc_error_message(), "without its matrix") != NULL;
     tc_error_clear();

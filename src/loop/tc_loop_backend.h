@@ -1,0 +1,43 @@
+/* tc_loop_backend: the backend seam of the assembly loop, one table of the
+ * phases of a step per kind of device, chosen once from the rank's device
+ * when the loop is created (as tc_contract_backend and tc_device_ops are):
+ * the host table (serial and OpenMP backends, tc_loop_backend_host.c) and
+ * the CUDA table (tc_loop_backend_cuda.c). tc_loop_step calls through it and
+ * never asks which backend runs. Private to src/loop. */
+#ifndef TC_LOOP_BACKEND_H
+#define TC_LOOP_BACKEND_H
+
+#include <stdint.h>
+
+#include "tc_loop_impl.h"
+
+typedef struct tc_loop_backend {
+  const char *name;
+  /// Sets up the backend's state (loop->state) once the loop's common part
+  /// (results, batch inputs and outputs, assembly, basis) exists.
+  tc_err (*create)(tc_loop *loop);
+  /// Releases loop->state. Safe after a failed create.
+  void (*destroy)(tc_loop *loop);
+  /// Zeroes what a step accumulates into.
+  tc_err (*begin_step)(tc_loop *loop);
+  /// Geometry of cells [begin, begin + cells), and their volumes.
+  tc_err (*geometry)(tc_loop *loop, int64_t begin, int64_t cells);
+  /// Every contraction input the selected kernels read, for the batch whose
+  /// geometry was formed last, into loop->input_device.
+  tc_err (*inputs)(tc_loop *loop, int64_t cells);
+  /// Every selected kernel's output of the batch (loop->output_device)
+  /// gathered into the assembled results.
+  tc_err (*assemble)(tc_loop *loop, int64_t begin, int64_t cells);
+  /// Row sums and diagonals of the assembled matrices, after the last batch.
+  tc_err (*reduce_rows)(tc_loop *loop);
+  /// The node vectors summed over the ranks that share their nodes, with
+  /// the node and cell vectors on the host afterwards. Collective.
+  tc_err (*exchange)(tc_loop *loop);
+  /// The assembled matrices (and element matrices) on the host.
+  tc_err (*copy_matrices)(tc_loop *loop);
+} tc_loop_backend;
+
+extern const tc_loop_backend tc_loop_backend_host;
+extern const tc_loop_backend tc_loop_backend_cuda;
+
+#endif

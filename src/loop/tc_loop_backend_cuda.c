@@ -1,0 +1,124 @@
+/* tc_loop_backend_cuda: the step backend of a GPU: each phase of a batch
+ * queued on the device through tc_loop_cuda (geometry, inputs,
+ * gather-assemble and row reductions on the device), the shared-node sums
+ * on the host or (run.exchange = device or gpu-aware) on the device through
+ * tc_exchange_cuda. Only the node and cell vectors come back each step; the
+ * matrices stay on the device until copy_matrices. Plain C: without the
+ * CUDA backend in the build the calls it makes fail with
+ * TC_ERR_UNSUPPORTED, and a device of that kind cannot be opened. */
+#include <stdlib.h>
+
+#include "tc_exchange_cuda.h"
+#include "tc_loop_backend.h"
+#include "tc_loop_cuda.h"
+
+typedef struct {
+  tc_loop_cuda *gpu;
+  tc_exchange_cuda *exchange; /* run.exchange = device or gpu-aware */
+  bool host_matrices_stale;   /* the host's matrices lag the device's */
+} cuda_state;
+
+static void cuda_destroy(tc_loop *loop) {
+  cuda_state *s = loop->state;
+  if (!s)
+    return;
+  tc_exchange_cuda_destroy(&s->exchange);
+  tc_loop_cuda_destroy(&s->gpu);
+  free(s);
+  loop->state = NULL;
+}
+
+static tc_err cuda_create(tc_loop *loop) {
+  cuda_state *s;
+  TC_CALLOC(s, 1);
+  loop->state = s;
+  void *stream = tc_device_stream(loop->device);
+  TC_CALL(tc_loop_cuda_create(loop->local, loop->batch_cells, loop->num_points, loop->ref_values,
+                              loop->ref_gradients, loop->weights, tc_physics_default_fields(),
+                              loop->assembly, &loop->results, stream, &s->gpu));
+  if (loop->config->exchange != TC_EXCHANGE_HOST)
+    TC_CALL(tc_exchange_cuda_create(loop->mesh, 3,
+                                    loop->config->exchange == TC_EXCHANGE_GPU_AWARE, stream,
+                                    &s->exchange));
+  return TC_SUCCESS;
+}
+
+/* The step accumulates into device arrays, and the copies back overwrite
+ * the host arrays whole: zeroing those (gigabytes of CSR values on large
+ * meshes) would be wasted host memory traffic. */
+static tc_err cuda_begin_step(tc_loop *loop) {
+  cuda_state *s = loop->state;
+  return tc_loop_cuda_zero(s->gpu);
+}
+
+static tc_err cuda_geometry(tc_loop *loop, int64_t begin, int64_t cells) {
+  cuda_state *s = loop->state;
+  return tc_loop_cuda_geometry(s->gpu, begin, cells);
+}
+
+static tc_err cuda_inputs(tc_loop *loop, int64_t cells) {
+  cuda_state *s = loop->state;
+  for (int i = 0; i < TC_INPUT_COUNT; ++i)
+    if (loop->input_needed[i])
+      TC_CALL(tc_loop_cuda_build_input(s->gpu, i, cells, loop->layout, loop->precision,
+                                       loop->input_device[i]));
+  return tc_device_synchronize(loop->device);
+}
+
+/* Every selected kernel's output gathered on the device (the element-matrix
+ * copies included). */
+static tc_err cuda_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
+  cuda_state *s = loop->state;
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+    if (loop->config->kernels[k])
+      TC_CALL(tc_loop_cuda_assemble(s->gpu, k, begin, cells, loop->layout, loop->precision,
+                                    loop->output_device[k]));
+  return tc_device_synchronize(loop->device);
+}
+
+/* The row sums and diagonals, then (host exchange) the node and cell
+ * vectors copied to the host, which the exchange reads. */
+static tc_err cuda_reduce_rows(tc_loop *loop) {
+  cuda_state *s = loop->state;
+  TC_CALL(tc_loop_cuda_reduce_rows(s->gpu));
+  if (!s->exchange)
+    TC_CALL(tc_loop_cuda_copy_results(s->gpu, TC_LOOP_CUDA_VECTORS, &loop->results));
+  s->host_matrices_stale = true;
+  return TC_SUCCESS;
+}
+
+/* The exchange on the GPU: every node vector summed there, then the node and
+ * cell vectors copied to the host; or the host's sums of the copies. */
+static tc_err cuda_exchange(tc_loop *loop) {
+  cuda_state *s = loop->state;
+  if (!s->exchange)
+    return tc_loop_backend_host.exchange(loop);
+  double *vectors[TC_LOOP_CUDA_MAX_NODE_VECTORS];
+  int components[TC_LOOP_CUDA_MAX_NODE_VECTORS];
+  int count = tc_loop_cuda_node_vectors(s->gpu, vectors, components);
+  for (int i = 0; i < count; ++i)
+    TC_CALL(tc_exchange_cuda_sum(s->exchange, vectors[i], components[i]));
+  return tc_loop_cuda_copy_results(s->gpu, TC_LOOP_CUDA_VECTORS, &loop->results);
+}
+
+static tc_err cuda_copy_matrices(tc_loop *loop) {
+  cuda_state *s = loop->state;
+  if (!s->host_matrices_stale)
+    return TC_SUCCESS;
+  TC_CALL(tc_loop_cuda_copy_results(s->gpu, TC_LOOP_CUDA_MATRICES, &loop->results));
+  s->host_matrices_stale = false;
+  return TC_SUCCESS;
+}
+
+const tc_loop_backend tc_loop_backend_cuda = {
+    .name = "cuda",
+    .create = cuda_create,
+    .destroy = cuda_destroy,
+    .begin_step = cuda_begin_step,
+    .geometry = cuda_geometry,
+    .inputs = cuda_inputs,
+    .assemble = cuda_assemble,
+    .reduce_rows = cuda_reduce_rows,
+    .exchange = cuda_exchange,
+    .copy_matrices = cuda_copy_matrices,
+};

@@ -1,0 +1,226 @@
+/* tc_loop_backend_host: the step backend of the CPU devices (serial and
+ * OpenMP): the geometry of a batch in host arrays (tc_geometry), the inputs
+ * from the physics' builders (tc_physics_build_input), the gather-assemble
+ * of tc_assembly, and the shared-node sums of tc_mesh. The batch's inputs
+ * and outputs are host memory, first-touched here by the threads that use
+ * them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_function_space.h"
+#include "tc_geometry.h"
+#include "tc_loop_backend.h"
+
+/* The host geometry of one batch, row-major, cell index slowest. */
+typedef struct {
+  double *node_coords;  /* (C,F,3) */
+  double *jacobians;    /* (C,P,3,3) */
+  double *inverses;     /* (C,P,3,3) */
+  double *determinants; /* (C,P) */
+  double *measures;     /* (C,P) */
+  double *gradients;    /* (C,F,P,3) physical basis gradients */
+} host_state;
+
+static void host_destroy(tc_loop *loop) {
+  host_state *h = loop->state;
+  if (!h)
+    return;
+  double *owned[] = {h->node_coords, h->jacobians,    h->inverses,
+                     h->determinants, h->measures, h->gradients};
+  for (size_t i = 0; i < sizeof owned / sizeof owned[0]; ++i)
+    free(owned[i]);
+  free(h);
+  loop->state = NULL;
+}
+
+static tc_err host_create(tc_loop *loop) {
+  const int64_t C = loop->batch_cells, F = loop->num_fields, P = loop->num_points;
+  const int64_t element = tc_precision_size(loop->precision);
+  host_state *h;
+  TC_CALLOC(h, 1);
+  loop->state = h;
+  TC_CALL(tc_loop_alloc_host(&h->node_coords, C * F * 3));
+  TC_CALL(tc_loop_alloc_host(&h->jacobians, C * P * 9));
+  TC_CALL(tc_loop_alloc_host(&h->inverses, C * P * 9));
+  TC_CALL(tc_loop_alloc_host(&h->determinants, C * P));
+  TC_CALL(tc_loop_alloc_host(&h->measures, C * P));
+  TC_CALL(tc_loop_alloc_host(&h->gradients, C * F * P * 3));
+  for (int i = 0; i < TC_INPUT_COUNT; ++i)
+    if (loop->input_device[i])
+      tc_loop_first_touch(loop->input_device[i],
+                          (size_t)(tc_physics_input_count(i, C, F, P) * element));
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+    if (loop->output_device[k]) {
+      tc_contraction shape = tc_physics_contraction(k, C, F, P, loop->layout, loop->precision);
+      tc_loop_first_touch(loop->output_device[k],
+                          (size_t)(tc_contraction_output_count(&shape) * element));
+    }
+  return TC_SUCCESS;
+}
+
+/* Zeroes what a step accumulates into. */
+static tc_err host_begin_step(tc_loop *loop) {
+  tc_loop_results *r = &loop->results;
+  const int64_t nodes = loop->local->num_nodes, cells = loop->local->num_cells;
+  const int64_t scalar = tc_assembly_graph(loop->assembly, 1)->num_entries;
+  const int64_t vector = tc_assembly_graph(loop->assembly, 3)->num_entries;
+  struct {
+    double *array;
+    int64_t count;
+  } zeroed[] = {{r->mass, scalar},          {r->stiffness, scalar}, {r->elasticity, vector},
+                {r->load, nodes},           {r->flux_load, nodes},  {r->internal_force, 3 * nodes},
+                {r->cell_volume, cells},    {r->cell_u2, cells},    {r->cell_grad_u2, cells},
+                {r->cell_stress_strain, cells}};
+  for (size_t i = 0; i < sizeof zeroed / sizeof zeroed[0]; ++i)
+    if (zeroed[i].array)
+      memset(zeroed[i].array, 0, (size_t)zeroed[i].count * sizeof(double));
+  return TC_SUCCESS;
+}
+
+static tc_err host_geometry(tc_loop *loop, int64_t begin, int64_t cells) {
+  host_state *h = loop->state;
+  const tc_mesh_local *m = loop->local;
+  const int64_t F = loop->num_fields, P = loop->num_points;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < cells; ++c)
+    for (int64_t a = 0; a < F; ++a)
+      memcpy(h->node_coords + (c * F + a) * 3,
+             m->coords + 3 * m->cell_nodes[(begin + c) * F + a], 3 * sizeof(double));
+  TC_CALL(tc_geometry_jacobians(cells, (int)F, h->node_coords, P, loop->ref_gradients,
+                                h->jacobians));
+  tc_err err = tc_geometry_invert_jacobians(cells, P, h->jacobians, h->determinants, h->inverses);
+  if (err != TC_SUCCESS) {
+    tc_error_clear();
+    TC_FAIL(TC_ERR_INPUT,
+            "an inverted or degenerate cell in cells %lld..%lld of this rank: lower "
+            "mesh.distortion",
+            (long long)begin, (long long)(begin + cells - 1));
+  }
+  TC_CALL(tc_geometry_measures(cells, P, h->determinants, loop->weights, h->measures));
+  for (int64_t c = 0; c < cells; ++c) {
+    double volume = 0.0;
+    for (int64_t q = 0; q < P; ++q)
+      volume += h->measures[c * P + q];
+    loop->results.cell_volume[begin + c] = volume;
+  }
+  return TC_SUCCESS;
+}
+
+static tc_err host_inputs(tc_loop *loop, int64_t cells) {
+  host_state *h = loop->state;
+  const int64_t F = loop->num_fields, P = loop->num_points;
+  TC_CALL(tc_hgrad_gradients(cells, (int)F, P, loop->ref_gradients, h->inverses, NULL,
+                             TC_LAYOUT_RIGHT, TC_DOUBLE, h->gradients));
+  tc_physics_batch batch = {
+      .num_cells = cells,
+      .num_fields = F,
+      .num_points = P,
+      .measures = h->measures,
+      .ref_values = loop->ref_values,
+      .ref_gradients = loop->ref_gradients,
+      .inverse_jacobians = h->inverses,
+      .gradients = h->gradients,
+      .node_coords = h->node_coords,
+  };
+  for (int i = 0; i < TC_INPUT_COUNT; ++i)
+    if (loop->input_needed[i])
+      TC_CALL(tc_physics_build_input(i, &batch, tc_physics_default_fields(), loop->layout,
+                                     loop->precision, loop->input_device[i]));
+  return TC_SUCCESS;
+}
+
+/* Copies a FieldField output of the batch into the element-matrix array,
+ * row-major [cells][N][N]. */
+static void keep_element_matrices(tc_loop *loop, tc_kernel kernel, const tc_element_block *block) {
+  double *kept = loop->results.element_matrices[kernel];
+  if (!kept)
+    return;
+  const int64_t N = loop->num_fields * (tc_physics_kernel_components(kernel) == 3 ? 3 : 1);
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < block->batch_cells; ++c)
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        kept[((block->cell_begin + c) * N + i) * N + j] =
+            tc_element_block_get(block, N, N, c, i, j);
+}
+
+static tc_err host_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
+  const tc_config *config = loop->config;
+  tc_loop_results *r = &loop->results;
+  double *cell_results[TC_KERNEL_COUNT] = {[TC_DATA_DATA_SCALAR] = r->cell_u2,
+                                           [TC_DATA_DATA_VECTOR] = r->cell_grad_u2,
+                                           [TC_DATA_DATA_TENSOR] = r->cell_stress_strain};
+  double *matrices[TC_KERNEL_COUNT] = {[TC_FIELD_FIELD_SCALAR] = r->mass,
+                                       [TC_FIELD_FIELD_VECTOR] = r->stiffness,
+                                       [TC_FIELD_FIELD_TENSOR] = r->elasticity};
+  double *vectors[TC_KERNEL_COUNT] = {[TC_DATA_FIELD_SCALAR] = r->load,
+                                      [TC_DATA_FIELD_VECTOR] = r->flux_load,
+                                      [TC_DATA_FIELD_TENSOR] = r->internal_force};
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
+    if (!config->kernels[k])
+      continue;
+    tc_element_block block = {.data = loop->output_device[k],
+                              .layout = loop->layout,
+                              .precision = loop->precision,
+                              .batch_cells = cells,
+                              .cell_begin = begin};
+    int components = tc_physics_kernel_components(k);
+    if (tc_kernel_is_field_field(k)) {
+      TC_CALL(tc_assembly_add_matrices(loop->assembly, components, &block, matrices[k]));
+      keep_element_matrices(loop, k, &block);
+    } else if (tc_kernel_is_data_field(k)) {
+      TC_CALL(tc_assembly_add_vectors(loop->assembly, components, &block, vectors[k]));
+    } else {
+      for (int64_t c = 0; c < cells; ++c)
+        cell_results[k][begin + c] = tc_element_block_get(&block, 1, 1, c, 0, 0);
+    }
+  }
+  return TC_SUCCESS;
+}
+
+/* Row sums and diagonals of the rank-local matrices. */
+static tc_err host_reduce_rows(tc_loop *loop) {
+  tc_loop_results *r = &loop->results;
+  if (r->mass)
+    tc_assembly_row_sums_and_diagonal(loop->assembly, 1, r->mass, r->lumped_mass, NULL);
+  if (r->stiffness)
+    tc_assembly_row_sums_and_diagonal(loop->assembly, 1, r->stiffness, NULL,
+                                      r->stiffness_diagonal);
+  if (r->elasticity)
+    tc_assembly_row_sums_and_diagonal(loop->assembly, 3, r->elasticity, NULL,
+                                      r->elasticity_diagonal);
+  return TC_SUCCESS;
+}
+
+/* Every node vector summed over the ranks that share its nodes. */
+static tc_err host_exchange(tc_loop *loop) {
+  tc_loop_results *r = &loop->results;
+  struct {
+    double *values;
+    int components;
+  } exchanged[] = {{r->lumped_mass, 1}, {r->stiffness_diagonal, 1}, {r->elasticity_diagonal, 3},
+                   {r->load, 1},        {r->flux_load, 1},          {r->internal_force, 3}};
+  for (size_t i = 0; i < sizeof exchanged / sizeof exchanged[0]; ++i)
+    if (exchanged[i].values)
+      TC_CALL(tc_mesh_sum_shared(loop->mesh, exchanged[i].values, exchanged[i].components));
+  return TC_SUCCESS;
+}
+
+/* The host's matrices are always current. */
+static tc_err host_copy_matrices(tc_loop *loop) {
+  (void)loop;
+  return TC_SUCCESS;
+}
+
+const tc_loop_backend tc_loop_backend_host = {
+    .name = "host",
+    .create = host_create,
+    .destroy = host_destroy,
+    .begin_step = host_begin_step,
+    .geometry = host_geometry,
+    .inputs = host_inputs,
+    .assemble = host_assemble,
+    .reduce_rows = host_reduce_rows,
+    .exchange = host_exchange,
+    .copy_matrices = host_copy_matrices,
+};

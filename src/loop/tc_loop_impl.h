@@ -1,0 +1,44 @@
+/* tc_loop_impl: the body of a tc_loop, shared by the loop (tc_loop.c) and
+ * its step backends (tc_loop_backend_*.c). Private to src/loop. */
+#ifndef TC_LOOP_IMPL_H
+#define TC_LOOP_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tc_loop.h"
+#include "tc_physics.h"
+
+struct tc_loop_backend;
+
+struct tc_loop {
+  const tc_config *config;
+  const tc_mesh *mesh;
+  const tc_mesh_local *local;
+  tc_device *device;
+  const tc_contract_backend *contract;
+  const struct tc_loop_backend *backend;
+  void *state; ///< the step backend's own (tc_loop_backend.h)
+  tc_layout layout;
+  tc_precision precision;
+  int64_t num_fields, num_points, batch_cells, num_batches;
+  tc_assembly *assembly;
+  tc_loop_results results;
+  tc_variant variants[TC_KERNEL_COUNT];
+  double kernel_flops[TC_KERNEL_COUNT];
+  /// Reference basis (F,P), (F,P,3) and quadrature weights (P), host, double.
+  double *ref_values, *ref_gradients, *weights;
+  /// The contraction inputs and outputs of a batch, in the device's memory.
+  bool input_needed[TC_INPUT_COUNT];
+  void *input_device[TC_INPUT_COUNT];
+  void *output_device[TC_KERNEL_COUNT];
+};
+
+/// Host memory of count doubles, zeroed and first-touched by the threads
+/// that will use it (tc_loop.c).
+tc_err tc_loop_alloc_host(double **array, int64_t count);
+
+/// Touches memory page by page with the OpenMP threads that will use it.
+void tc_loop_first_touch(void *memory, size_t bytes);
+
+#endif

@@ -1,0 +1,296 @@
+/* tc_physics_cuda: the contraction-input kernels of the assembly loop on
+ * the GPU (see tc_physics_cuda.h): ports of tc_physics_build_input and the
+ * HGRAD transforms of tc_function_space.c, with the same arithmetic in the
+ * same order; the fields and the material law are tc_physics_fields.h's,
+ * shared with the host. */
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+extern "C" {
+#include "tc_cuda_call.h"
+#include "tc_physics_cuda.h"
+}
+
+#include "tc_cuda_grid.cuh"
+
+namespace {
+
+using tc_cuda_grid::first_item;
+using tc_cuda_grid::item_stride;
+
+/// What the input kernels read: the batch's geometry and the basis.
+using geometry_view = tc_geometry_cuda_batch;
+
+/// An input's logical shape is (C, m1, m2, d1, d2): one thread per (cell,
+/// i1, i2) writes the d1 x d2 tensor at that entry (extents of 1 are absent
+/// from the host's logical array and change no offset). The tensor extents
+/// are compile-time constants, so that the tensor stays in registers.
+struct input_shape {
+  int64_t m1, m2;
+};
+
+__host__ __device__ constexpr bool is_tensor_input(int input) {
+  return input == TC_INPUT_STRAINS || input == TC_INPUT_WEIGHTED_STRESSES ||
+         input == TC_INPUT_STRAIN_W || input == TC_INPUT_WEIGHTED_STRESS_W;
+}
+
+__host__ __device__ constexpr int tensor_d1(int input) {
+  return input == TC_INPUT_VALUES || input == TC_INPUT_WEIGHTED_VALUES ||
+                 input == TC_INPUT_FIELD_U || input == TC_INPUT_WEIGHTED_FIELD_U
+             ? 1
+             : 3;
+}
+
+__host__ __device__ constexpr int tensor_d2(int input) { return is_tensor_input(input) ? 3 : 1; }
+
+input_shape shape_of(tc_physics_input input, int64_t F, int64_t P) {
+  switch (input) {
+  case TC_INPUT_VALUES:
+  case TC_INPUT_WEIGHTED_VALUES:
+  case TC_INPUT_GRADIENTS:
+  case TC_INPUT_WEIGHTED_GRADIENTS:
+    return {F, P};
+  case TC_INPUT_STRAINS:
+  case TC_INPUT_WEIGHTED_STRESSES:
+    return {3 * F, P};
+  case TC_INPUT_GRADIENT_U_CELL:
+    return {1, 1};
+  default: /* per point: u_h, grad u_h, eps(w_h) and their weighted forms */
+    return {P, 1};
+  }
+}
+
+__device__ double measure_at(const geometry_view &g, int64_t c, int64_t q) {
+  return g.measures[q * g.stride + c];
+}
+
+__device__ void load_inverse(const geometry_view &g, int64_t c, int64_t q, double inv[9]) {
+  for (int k = 0; k < 9; ++k)
+    inv[k] = g.inverses[(q * 9 + k) * g.stride + c];
+}
+
+/// scale * J^{-T} grad_ref phi_a at point q (HGRADtransformGRAD).
+__device__ void physical_gradient(const geometry_view &g, const double inv[9], int64_t a,
+                                  int64_t q, double scale, double out[3]) {
+  const double *ref = g.ref_gradients + (a * g.num_points + q) * 3;
+  for (int i = 0; i < 3; ++i)
+    out[i] = scale * (inv[0 * 3 + i] * ref[0] + inv[1 * 3 + i] * ref[1] + inv[2 * 3 + i] * ref[2]);
+}
+
+__device__ void node_position(const geometry_view &g, int64_t c, int64_t a, double x[3]) {
+  for (int i = 0; i < 3; ++i)
+    x[i] = g.node_coords[(a * 3 + i) * g.stride + c];
+}
+
+/// out = eps, or dV sigma(eps) when weighted.
+__device__ void strain_or_stress(const tc_physics_fields &f, const double eps[9], bool stress,
+                                 double dV, double out[9]) {
+  if (!stress) {
+    for (int k = 0; k < 9; ++k)
+      out[k] = eps[k];
+    return;
+  }
+  double sigma[9];
+  tc_physics_stress_of_strain(&f, eps, sigma);
+  for (int k = 0; k < 9; ++k)
+    out[k] = dV * sigma[k];
+}
+
+/// The d1 x d2 values of entry (c, i1, i2) of input Input, row-major.
+template <int Input>
+__device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, int64_t c,
+                            int64_t i1, int64_t i2, double v[9]) {
+  const int64_t P = g.num_points;
+  const int F = g.num_fields;
+  if constexpr (Input == TC_INPUT_VALUES || Input == TC_INPUT_WEIGHTED_VALUES) {
+    const double scale = Input == TC_INPUT_WEIGHTED_VALUES ? measure_at(g, c, i2) : 1.0;
+    v[0] = scale * g.ref_values[i1 * P + i2];
+  } else if constexpr (Input == TC_INPUT_GRADIENTS || Input == TC_INPUT_WEIGHTED_GRADIENTS) {
+    double inv[9];
+    load_inverse(g, c, i2, inv);
+    const double scale = Input == TC_INPUT_WEIGHTED_GRADIENTS ? measure_at(g, c, i2) : 1.0;
+    physical_gradient(g, inv, i1, i2, scale, v);
+  } else if constexpr (Input == TC_INPUT_STRAINS || Input == TC_INPUT_WEIGHTED_STRESSES) {
+    const int64_t a = i1 / 3, q = i2;
+    const int i = (int)(i1 % 3);
+    double inv[9], grad[3], eps[9];
+    load_inverse(g, c, q, inv);
+    physical_gradient(g, inv, a, q, 1.0, grad);
+    tc_physics_basis_strain(i, grad, eps);
+    const bool stress = Input == TC_INPUT_WEIGHTED_STRESSES;
+    strain_or_stress(f, eps, stress, stress ? measure_at(g, c, q) : 1.0, v);
+  } else if constexpr (Input == TC_INPUT_FIELD_U || Input == TC_INPUT_WEIGHTED_FIELD_U) {
+    const int64_t q = i1;
+    double u = 0.0;
+    for (int a = 0; a < F; ++a) {
+      double x[3];
+      node_position(g, c, a, x);
+      u += tc_physics_field_u(&f, x) * g.ref_values[a * P + q];
+    }
+    v[0] = Input == TC_INPUT_FIELD_U ? u : measure_at(g, c, q) * u;
+  } else if constexpr (Input == TC_INPUT_GRADIENT_U_CELL) {
+    for (int d = 0; d < 3; ++d)
+      v[d] = f.g[d];
+  } else if constexpr (Input == TC_INPUT_GRADIENT_U || Input == TC_INPUT_WEIGHTED_GRADIENT_U) {
+    const int64_t q = i1;
+    double inv[9], sum[3] = {0.0, 0.0, 0.0};
+    load_inverse(g, c, q, inv);
+    for (int a = 0; a < F; ++a) {
+      double x[3], grad[3];
+      node_position(g, c, a, x);
+      physical_gradient(g, inv, a, q, 1.0, grad);
+      const double u = tc_physics_field_u(&f, x);
+      for (int d = 0; d < 3; ++d)
+        sum[d] += u * grad[d];
+    }
+    const double scale = Input == TC_INPUT_GRADIENT_U ? 1.0 : measure_at(g, c, q);
+    for (int d = 0; d < 3; ++d)
+      v[d] = Input == TC_INPUT_GRADIENT_U ? sum[d] : scale * sum[d];
+  } else { /* TC_INPUT_STRAIN_W, TC_INPUT_WEIGHTED_STRESS_W: of the interpolant w_h */
+    const int64_t q = i1;
+    double inv[9], H[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, eps[9];
+    load_inverse(g, c, q, inv);
+    for (int a = 0; a < F; ++a) {
+      double x[3], w[3], grad[3];
+      node_position(g, c, a, x);
+      tc_physics_field_w(&f, x, w);
+      physical_gradient(g, inv, a, q, 1.0, grad);
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+          H[3 * i + j] += w[i] * grad[j];
+    }
+    tc_physics_symmetric_part(H, eps);
+    const bool stress = Input == TC_INPUT_WEIGHTED_STRESS_W;
+    strain_or_stress(f, eps, stress, stress ? measure_at(g, c, q) : 1.0, v);
+  }
+}
+
+/// Layout left: one thread per (cell, i1, i2), cell index fastest, so that a
+/// warp's reads of the geometry (stored cell-fastest) and its stores are
+/// contiguous.
+template <typename Real, int Input>
+__global__ void input_left_kernel(geometry_view g, tc_physics_fields f, int64_t cells,
+                                  input_shape s, Real *__restrict__ out) {
+  constexpr int d1 = tensor_d1(Input), d2 = tensor_d2(Input);
+  const int64_t per_cell = s.m1 * s.m2;
+  for (int64_t t = first_item(); t < cells * per_cell; t += item_stride()) {
+    const int64_t c = t % cells, entry = t / cells;
+    const int64_t i1 = entry / s.m2, i2 = entry % s.m2;
+    double v[9];
+    input_entry<Input>(g, f, c, i1, i2, v);
+#pragma unroll
+    for (int t1 = 0; t1 < d1; ++t1)
+#pragma unroll
+      for (int t2 = 0; t2 < d2; ++t2)
+        out[c + cells * (i1 + s.m1 * (i2 + s.m2 * (t1 + d1 * t2)))] = (Real)v[t1 * d2 + t2];
+  }
+}
+
+/// Layout right tiles hold kRightTileWords words: 32 cells of 144 words, or,
+/// for elements whose strains take more than kRightLongCell words a cell,
+/// 8 cells of 576 (each cell's run of the tile is then 4.6 KB long). H200,
+/// the mini-app's inputs in layout right (docs/cuda.md): 24^3 Q2 cells
+/// (strains of 91,125 words a cell) 0.063 s in 8-cell tiles against 0.082
+/// in 32-cell ones; 64^3 Q1 cells (5,832) 0.092 s in 32-cell tiles against
+/// 0.098 in 8-cell ones. Measured at those two elements only.
+constexpr int kRightTileWords = 4608;
+constexpr int64_t kRightLongCell = 8192;
+
+/// Layout right: a block computes a tile of Cells cells by kRightTileWords /
+/// (Cells d1 d2) entries with the cell index fastest across the threads (so
+/// the geometry's reads are contiguous, as in layout left), parks it in
+/// shared memory, and stores each cell's share of the tile, one contiguous
+/// run in layout right, with consecutive threads on consecutive words. (One
+/// thread per entry in layout-right order read the geometry 8 bytes a cache
+/// sector and stored d1 d2 words apart: the mini-app's inputs took 2.7x (Q1)
+/// and 3.2x (Q2) as long as in layout left on an H200, docs/cuda.md.)
+template <typename Real, int Input, int Cells>
+__global__ void __launch_bounds__(tc_cuda_grid::kThreads)
+    input_right_kernel(geometry_view g, tc_physics_fields f, int64_t cells, input_shape s,
+                       Real *__restrict__ out) {
+  constexpr int words = tensor_d1(Input) * tensor_d2(Input);
+  constexpr int cell_words = kRightTileWords / Cells, entries = cell_words / words;
+  constexpr int pitch = cell_words + 1; // odd, so that the cells fall in distinct banks
+  __shared__ Real tile[Cells * pitch];
+  const int64_t per_cell = s.m1 * s.m2;
+  const int64_t cell_tiles = (cells + Cells - 1) / Cells;
+  const int64_t tiles = cell_tiles * ((per_cell + entries - 1) / entries);
+  const int lane = threadIdx.x % Cells, row = threadIdx.x / Cells, rows = blockDim.x / Cells;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t c0 = (t % cell_tiles) * Cells, e0 = (t / cell_tiles) * entries;
+    const int tile_cells = (int)(cells - c0 < Cells ? cells - c0 : Cells);
+    const int tile_entries = (int)(per_cell - e0 < entries ? per_cell - e0 : entries);
+    if (lane < tile_cells)
+      for (int e = row; e < tile_entries; e += rows) {
+        double v[9];
+        input_entry<Input>(g, f, c0 + lane, (e0 + e) / s.m2, (e0 + e) % s.m2, v);
+#pragma unroll
+        for (int k = 0; k < words; ++k)
+          tile[lane * pitch + e * words + k] = (Real)v[k];
+      }
+    __syncthreads();
+    const int run = tile_entries * words; // words of each cell in this tile
+    for (int i = threadIdx.x; i < tile_cells * run; i += blockDim.x) {
+      const int cell = i / run, word = i % run;
+      out[((c0 + cell) * per_cell + e0) * words + word] = tile[cell * pitch + word];
+    }
+    __syncthreads();
+  }
+}
+
+/// Launches input_right_kernel in tiles of Cells cells.
+template <typename Real, int Input, int Cells>
+tc_err launch_input_right(const geometry_view &g, const tc_physics_fields &f, int64_t cells,
+                          input_shape s, void *output, cudaStream_t stream) {
+  constexpr int entries = kRightTileWords / Cells / (tensor_d1(Input) * tensor_d2(Input));
+  const int64_t tiles = (cells + Cells - 1) / Cells * ((s.m1 * s.m2 + entries - 1) / entries);
+  auto kernel = input_right_kernel<Real, Input, Cells>;
+  TC_LAUNCH(kernel, tiles * tc_cuda_grid::kThreads, stream, g, f, cells, s, (Real *)output);
+  return TC_SUCCESS;
+}
+
+/// Launches input_left_kernel or input_right_kernel for the run-time input
+/// (templates instantiated for each of the TC_INPUT_COUNT inputs).
+template <typename Real, int Input = 0>
+tc_err launch_input(int input, const geometry_view &g, const tc_physics_fields &f, bool left,
+                    void *output, cudaStream_t stream) {
+  if constexpr (Input < TC_INPUT_COUNT) {
+    if (input != Input)
+      return launch_input<Real, Input + 1>(input, g, f, left, output, stream);
+    const int64_t cells = g.cells;
+    const input_shape s = shape_of((tc_physics_input)Input, g.num_fields, g.num_points);
+    if (left) {
+      auto kernel = input_left_kernel<Real, Input>;
+      TC_LAUNCH(kernel, cells * s.m1 * s.m2, stream, g, f, cells, s, (Real *)output);
+      return TC_SUCCESS;
+    }
+    const input_shape strains = shape_of(TC_INPUT_STRAINS, g.num_fields, g.num_points);
+    if (strains.m1 * strains.m2 * 9 > kRightLongCell)
+      return launch_input_right<Real, Input, 8>(g, f, cells, s, output, stream);
+    return launch_input_right<Real, Input, 32>(g, f, cells, s, output, stream);
+  } else {
+    TC_FAIL(TC_ERR_ARGUMENT, "unknown contraction input %d", input);
+  }
+}
+
+} // namespace
+
+extern "C" tc_err tc_physics_cuda_build_input(tc_physics_input input,
+                                              const tc_geometry_cuda_batch *batch,
+                                              const tc_physics_fields *fields, tc_layout layout,
+                                              tc_precision precision, void *output,
+                                              void *stream) {
+  TC_CHECK(input >= 0 && input < TC_INPUT_COUNT, TC_ERR_ARGUMENT, "unknown contraction input %d",
+           (int)input);
+  TC_CHECK(layout == TC_LAYOUT_RIGHT || layout == TC_LAYOUT_LEFT, TC_ERR_ARGUMENT,
+           "unknown layout %d", (int)layout);
+  TC_CHECK(precision == TC_DOUBLE || precision == TC_FLOAT, TC_ERR_ARGUMENT,
+           "unknown precision %d", (int)precision);
+  TC_CHECK(output || batch->cells == 0, TC_ERR_ARGUMENT, "GPU input: output is NULL");
+  const bool left = layout == TC_LAYOUT_LEFT;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (precision == TC_DOUBLE)
+    return launch_input<double>(input, *batch, *fields, left, output, s);
+  return launch_input<float>(input, *batch, *fields, left, output, s);
+}
