@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench_cpu.sh: produces the CPU table of docs/performance.md in one command:
-# all nine kernels x presets p8,p27,p64,p125 (double, layout right) on the
-# serial backend and on OpenMP with 1 and 2 threads, with the roofline
-# measured by the same program. About 3 minutes on the 2-core development
-# machine (the serial REFERENCE rows take most of it).
+# bench_cpu.sh: produces the CPU table of docs/measurements/contract-cpu.md in
+# one command: all nine kernels x presets p8,p27,p64,p125 (double, layout
+# right) on the serial backend and on OpenMP with 1 and 2 threads, with the roofline
+# measured by the same program. About 3 minutes on a 2-core machine (the
+# serial REFERENCE rows take most of it).
 #
 #   scripts/bench_cpu.sh [BUILD_DIR] [OUTPUT_PREFIX]
 #     BUILD_DIR       a configured and built tree (default: build)
@@ -39,7 +39,7 @@ set +e
 status=${PIPESTATUS[0]}
 set -e
 
-# The Markdown table of docs/performance.md: the CSV's main columns.
+# The Markdown table of docs/measurements/contract-cpu.md: the CSV's main columns.
 awk -F, '
   BEGIN {
     ncols = split("kernel preset C backend thr reps median_ms GFLOP/s GB/s %roof bound speedup verified", names, " ")

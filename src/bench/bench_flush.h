@@ -1,5 +1,6 @@
 /* bench_flush: emptying the caches between timed repetitions, so that every
- * repetition reads its inputs from memory (the seeds' method). */
+ * repetition reads its inputs from memory (the method of the 2015 clinic
+ * report on Intrepid contractions). */
 #ifndef BENCH_FLUSH_H
 #define BENCH_FLUSH_H
 

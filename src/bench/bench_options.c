@@ -16,8 +16,9 @@ typedef struct {
   const char *about;
 } preset_info;
 
-/* The seeds' sweep (clinic report): L=R=8,P=8 up to L=R=125,P=216; "small"
- * is a quick smoke test with L != R and odd sizes that defeat blocking. */
+/* The sweep of the 2015 clinic report on Intrepid contractions: L=R=8,P=8
+ * up to L=R=125,P=216; "small" is a quick smoke test with L != R and odd
+ * sizes that defeat blocking. */
 static const preset_info presets[BENCH_PRESET_COUNT] = {
     [BENCH_PRESET_SMALL] = {"small", 3, 5, 7, 11, "L=3 R=5 P=7, C=11 (smoke test)"},
     [BENCH_PRESET_P8] = {"p8", 8, 8, 8, 0, "L=R=8 P=8"},

@@ -138,7 +138,8 @@ enum tile_config {
 /// where a cell and a slab of the next fit in shared memory; else, for cells
 /// of at most 64 x 64, the strip tile (k 64 at a time, one bulk copy per row);
 /// else the k-tiled 64 x 64 per block of 8 warps, k 16 at a time, 4 stages, 2
-/// blocks per multiprocessor. Measured on an H200 (docs/cuda.md): at 27 x 27
+/// blocks per multiprocessor. Measured on an H200 as each tile was added (the
+/// current figures: docs/measurements/contract-cuda.md): at 27 x 27
 /// MMA_32 is 1.2-1.8x faster than the FMA tile, at 64 x 64 and 125 x 125 the
 /// k-tiled MMA_64 1.2-2.1x, at 125 x 125 the TMA tile another 1.25-1.37x, at
 /// 64 x 64 x 125 the slab tile 1.37x and at 64 x 64 x 375 and 1125 the strip
@@ -437,8 +438,8 @@ bool cuda_supports(const tc_contraction *s, tc_variant variant) {
 }
 
 /// AUTO's rule table, read off the timings of every variant at the preset
-/// shapes with ~1 GB working sets on an H200 (docs/cuda.md), double and float
-/// in both layouts.
+/// shapes with ~1 GB working sets on an H200, double and float in both layouts
+/// (docs/measurements/contract-cuda.md).
 tc_variant cuda_choose(const tc_contraction *s) {
   const int64_t K = tc_contraction_length(s);
   const bool single = s->precision == TC_FLOAT, right = s->layout == TC_LAYOUT_RIGHT;

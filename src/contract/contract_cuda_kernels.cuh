@@ -239,8 +239,9 @@ __global__ void group_kernel(tc_cuda_problem p, const T *__restrict__ A, const T
 }
 
 /// TEAM_DEPTH1 (DEPTH2 false): one block per contraction, threads stride over
-/// the collapsed index. TEAM_DEPTH2 (DEPTH2 true, the seeds' 3.3.2): one block
-/// per contraction whose first `team` = D1*D2 threads each own one (d1,d2) and
+/// the collapsed index. TEAM_DEPTH2 (DEPTH2 true, section 3.3.2 of the 2015
+/// clinic report on Intrepid contractions): one block per contraction whose
+/// first `team` = D1*D2 threads each own one (d1,d2) and
 /// sum over the points: k = p*team + t in layout right, t*P + p in layout left
 /// (the block is rounded up to whole warps; the lanes past `team` add 0).
 /// Both end in a block reduction (shuffles, then one word per warp in shared

@@ -576,7 +576,7 @@ __global__ void __launch_bounds__(W * 32, MINB)
 /// power of two, so the schedulers get even shares; at least 2 steps each),
 /// as long as the partial tiles fit in a stage. The stage is held while its
 /// tiles are computed, so the work is spread over the warps. Measured on an
-/// H200 (docs/cuda.md): 27 x 27 x 81 2.9% faster over 2 warps than on one
+/// H200: 27 x 27 x 81 2.9% faster over 2 warps than on one
 /// (over 3: 0.8% slower than 2), 27 x 27 x 27 (2 k steps) 7.8% slower split
 /// in two than not; 27 x 27 x 243 runs 16 x 16 tiles split two ways (below).
 inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t target, int warps,
@@ -601,7 +601,7 @@ inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t tar
   // stage while it is held, more of them the wider the split, and smaller
   // tiles load more fragments (H200, 27 x 27 x 243 over 8 warps: 32 x 32
   // split 8, 32 x 16 split 4, 16 x 16 split 2, 16 x 8 unsplit 0.2506,
-  // 0.2491, 0.2484 and 0.2504 ms; docs/cuda.md).
+  // 0.2491, 0.2484 and 0.2504 ms).
   const int64_t steps = (p.K + 15) / 16;
   auto split_for = [&](int64_t tiles) { // a power of two, at least 2 steps each
     const int64_t most = std::min<int64_t>(warps / tiles, steps / 2);
@@ -672,7 +672,7 @@ tc_err mma_cells_launch(const tc_cuda_problem &p, const cells_shape &shape, cons
 /// and 81: 11.7 and 35 KB) run 4-warp blocks, three per multiprocessor, with
 /// ~24 KB stages (or one cell); larger ones (27 x 27 x 243: 105 KB) one
 /// 8-warp block per multiprocessor with stages of ~128 KB (or one cell).
-/// Measured on an H200 against the other settings tried (docs/cuda.md).
+/// Measured on an H200 against the other settings tried.
 inline tc_err mma_cells_run(const tc_cuda_problem &p, const double *A, const double *B,
                             double *out, cudaStream_t stream, bool *ran) {
   *ran = false;

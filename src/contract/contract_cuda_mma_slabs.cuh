@@ -174,7 +174,7 @@ tc_err mma_slabs_launch(const tc_cuda_problem &p, const slabs_shape &shape, cons
 /// slab of the next fit in a block's shared memory); *ran says whether it
 /// did. Shipped form: 8 warps of 32 x 16 pieces, slabs of 32 rows, or of 16
 /// or 8 where 32 leave no room for a slab of the next cell. Measured on an
-/// H200 (docs/cuda.md) at 64 x 64 x 125: slabs of 32 rows 0.280 ms, 64 rows
+/// H200 at 64 x 64 x 125: slabs of 32 rows 0.280 ms, 64 rows
 /// 0.288, 16 rows 0.292, 8 rows 0.371; 4 warps of 32 x 32 pieces 0.323.
 inline tc_err mma_slabs_run(const tc_cuda_problem &p, const double *A, const double *B,
                             double *out, cudaStream_t stream, bool *ran) {

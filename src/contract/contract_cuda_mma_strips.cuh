@@ -44,7 +44,7 @@ __device__ __forceinline__ int strip_position(int l) {
 /// mbarrier by the same thread; a word the engine cannot move (at an array's
 /// ends) is stored by the thread before it arrives. Many threads issuing
 /// keeps the copy engine busy (one thread issuing a row at a time was 2-4x too
-/// slow: docs/cuda.md). The ring runs across task boundaries; a stage is
+/// slow). The ring runs across task boundaries; a stage is
 /// refilled after the block has synchronized past it. Each warp's 32 x 16
 /// piece is warp_product over the chunk (8-byte loads; zeros past K, masked
 /// on the last chunk only; rows past the cell read the tile's last row).

@@ -211,8 +211,8 @@ enum {
   /* Left-layout FieldField: a block of cells takes as many cells as keep
    * its tiles (L x R results per cell) within this size (L2 and L3), so
    * that each (i,k) of the inputs is read as a run of several cache lines:
-   * on the development VM every new 4 KiB page that a short run touches
-   * costs about as much as the run itself... */
+   * on the 2-core VM of docs/measurements every new 4 KiB page that a short
+   * run touches costs about as much as the run itself... */
   TC_OMP_LEFT_TILE_BYTES = 2048 * 1024,
   /* ... and so do the packed panels of one k step of that block. */
   TC_OMP_LEFT_PACK_BYTES = 2048 * 1024,

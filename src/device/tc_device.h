@@ -59,7 +59,7 @@ tc_err tc_device_memset_zero(tc_device *device, void *ptr, size_t bytes);
 /// Waits for all work queued on the device; reports asynchronous errors.
 tc_err tc_device_synchronize(tc_device *device);
 
-/// A timer that measures device time: CUDA events on GPUs, a monotonic clock
+/// A timer of the work queued on the device: CUDA events on GPUs, a monotonic clock
 /// (after synchronising) on CPUs.
 typedef struct tc_device_timer tc_device_timer;
 tc_err tc_device_timer_create(tc_device *device, tc_device_timer **timer);

@@ -823,8 +823,8 @@ tc_layout tc_config_layout(const tc_config *config) {
   if (config->layout != TC_CONFIG_LAYOUT_AUTO)
     return (tc_layout)config->layout;
   // Right on every backend. On an H200 the CUDA loop runs 1.2-1.45x faster
-  // in layout right than in left, Q1 (64^3, 128^3) and Q2 (docs/cuda.md,
-  // "The mini-app's layout on the GPU"); it ran left until its inputs were
+  // in layout right than in left, Q1 (64^3, 128^3) and Q2
+  // (docs/measurements/mini-app-gpu.md); it ran left until its inputs were
   // built in tiles.
   return TC_LAYOUT_RIGHT;
 }

@@ -67,7 +67,7 @@ tc_err tc_timer_start(tc_timers *timers, tc_phase phase);
 /// if it is not running).
 tc_err tc_timer_stop(tc_timers *timers, tc_phase phase);
 
-/// Adds seconds measured elsewhere (e.g. a device timer) to phase's total,
+/// Adds seconds measured elsewhere (e.g. by tc_device_timer) to phase's total,
 /// counting one interval.
 tc_err tc_timer_add(tc_timers *timers, tc_phase phase, double seconds);
 

@@ -1,4 +1,4 @@
-/* contract_test: helpers shared by the contraction tests: failure reporting,
+/* contract_test: functions shared by the contraction tests: failure reporting,
  * logical-array access written from the layout definitions (independent of
  * tc_layout_offset), and running one contraction on a tc_device with host
  * arrays copied in and out. Header-only; each test is one translation unit. */

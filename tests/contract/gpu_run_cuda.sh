@@ -27,8 +27,8 @@ cmake -S . -B "$BUILD" -DCMAKE_CUDA_ARCHITECTURES=90 -DTCMINI_ENABLE_HDF5=OFF "$
   >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 cmake --build "$BUILD" -j16 --target test_contract_cuda bench_contract_cuda \
   >"$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -30; exit 1; }
-# The backend-generic conformance test (another helper's) also runs the CUDA
-# backend; build it when it builds.
+# The backend-generic conformance, API and hand-worked tests also run the CUDA
+# backend; build them when they build.
 for target in test_contract_conformance test_contract_api test_contract_hand; do
   cmake --build "$BUILD" -j16 --target $target >>"$OUT/build.log" 2>&1 ||
     echo "$target did not build (see build.log)"
@@ -40,8 +40,8 @@ if [ -n "${FLOAT_BENCH_ARGS:-}" ]; then
   "$BUILD"/bin/bench_contract_cuda --csv "$OUT/bench_float.csv" $FLOAT_BENCH_ARGS >"$OUT/bench_float.txt" 2>&1
   echo "second table rc=$?"
 fi
-# tcmini-bench (the project's benchmark, another helper's) through the same
-# seam, when it builds: TCMINI_BENCH_ARGS are its options.
+# tcmini-bench (the project's benchmark) through the same seam, when it
+# builds: TCMINI_BENCH_ARGS are its options.
 if [ -n "${TCMINI_BENCH_ARGS:-}" ]; then
   if cmake --build "$BUILD" -j16 --target tcmini_bench >>"$OUT/build.log" 2>&1; then
     timeout 200 "$BUILD"/bin/tcmini-bench --backend cuda $TCMINI_BENCH_ARGS --csv "$OUT/tcmini_bench.csv" \

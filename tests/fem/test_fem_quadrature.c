@@ -1,6 +1,6 @@
 /* test_fem_quadrature: Gauss-Legendre rules against hand values, their
  * exactness up to degree 2n-1 and their known error at degree 2n (1-D and on
- * the hex), weight sums, point order, and the degree -> points helper. */
+ * the hex), weight sums, point order, and the degree -> points function. */
 #include "fem_test.h"
 #include "tc_quadrature.h"
 
