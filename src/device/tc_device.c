@@ -110,6 +110,9 @@ tc_err tc_device_timer_start(tc_device_timer *timer) {
 tc_err tc_device_timer_stop(tc_device_timer *timer) {
   return timer->device->ops->timer_stop(timer);
 }
+tc_err tc_device_timer_between(tc_device_timer *from, tc_device_timer *to, double *seconds) {
+  return to->device->ops->timer_between(from, to, seconds);
+}
 tc_err tc_device_timer_seconds(tc_device_timer *timer, double *seconds) {
   return timer->device->ops->timer_seconds(timer, seconds);
 }

@@ -68,5 +68,9 @@ tc_err tc_device_timer_start(tc_device_timer *timer);
 tc_err tc_device_timer_stop(tc_device_timer *timer);
 /// Seconds between the last start and stop (waits for the stop).
 tc_err tc_device_timer_seconds(tc_device_timer *timer, double *seconds);
+/// Seconds from the last start of `from` to the last start of `to` (waits
+/// for the latter), so that a chain of timers, each only started, times
+/// consecutive intervals of the device's queue without waiting in between.
+tc_err tc_device_timer_between(tc_device_timer *from, tc_device_timer *to, double *seconds);
 
 #endif

@@ -120,6 +120,15 @@ static tc_err cuda_timer_seconds(tc_device_timer *timer, double *seconds) {
   return TC_SUCCESS;
 }
 
+static tc_err cuda_timer_between(tc_device_timer *from, tc_device_timer *to, double *seconds) {
+  float milliseconds = 0.0f;
+  TC_CUDA_CALL(cudaEventSynchronize((cudaEvent_t)to->start_event));
+  TC_CUDA_CALL(cudaEventElapsedTime(&milliseconds, (cudaEvent_t)from->start_event,
+                                    (cudaEvent_t)to->start_event));
+  *seconds = 1e-3 * (double)milliseconds;
+  return TC_SUCCESS;
+}
+
 const tc_device_ops tc_device_ops_cuda = {
     .open = cuda_open,
     .close = cuda_close,
@@ -133,4 +142,5 @@ const tc_device_ops tc_device_ops_cuda = {
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
     .timer_seconds = cuda_timer_seconds,
+    .timer_between = cuda_timer_between,
 };

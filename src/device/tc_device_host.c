@@ -90,6 +90,11 @@ static tc_err host_timer_seconds(tc_device_timer *timer, double *seconds) {
   return TC_SUCCESS;
 }
 
+static tc_err host_timer_between(tc_device_timer *from, tc_device_timer *to, double *seconds) {
+  *seconds = to->start_seconds - from->start_seconds;
+  return TC_SUCCESS;
+}
+
 const tc_device_ops tc_device_ops_host = {
     .open = host_open,
     .close = host_close,
@@ -103,4 +108,5 @@ const tc_device_ops tc_device_ops_host = {
     .timer_start = host_timer_start,
     .timer_stop = host_timer_stop,
     .timer_seconds = host_timer_seconds,
+    .timer_between = host_timer_between,
 };

@@ -23,6 +23,7 @@ typedef struct {
   tc_err (*timer_start)(tc_device_timer *timer);
   tc_err (*timer_stop)(tc_device_timer *timer);
   tc_err (*timer_seconds)(tc_device_timer *timer, double *seconds);
+  tc_err (*timer_between)(tc_device_timer *from, tc_device_timer *to, double *seconds);
 } tc_device_ops;
 
 struct tc_device {

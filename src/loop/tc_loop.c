@@ -11,6 +11,7 @@
 #include "tc_basis.h"
 #include "tc_fault.h"
 #include "tc_loop_backend.h"
+#include "tc_loop_clock.h"
 #include "tc_parallel.h"
 #include "tc_quadrature.h"
 
@@ -159,6 +160,7 @@ static tc_err loop_setup(tc_loop *loop) {
   TC_CALL(tc_assembly_create(loop->mesh, &loop->assembly));
   TC_CALL(allocate_results(loop));
   TC_CALL(allocate_batch(loop));
+  TC_CALL(tc_loop_clock_create(loop->device, &loop->clock));
   TC_CALL(loop->backend->create(loop));
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
     if (!config->kernels[k])
@@ -192,6 +194,7 @@ void tc_loop_destroy(tc_loop **loop) {
     return;
   if (l->backend)
     l->backend->destroy(l);
+  tc_loop_clock_destroy(&l->clock);
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     tc_device_free(l->device, &l->input_device[i]);
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
@@ -210,26 +213,25 @@ void tc_loop_destroy(tc_loop **loop) {
   *loop = NULL;
 }
 
-static tc_err batch_contractions(tc_loop *loop, int64_t cells, tc_timers *timers) {
+/* The selected contractions of a batch, each timed as its own phase. */
+static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
   const tc_config *config = loop->config;
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
     if (!config->kernels[k])
       continue;
     tc_contraction shape = tc_physics_contraction(k, cells, loop->num_fields, loop->num_points,
                                                   loop->layout, loop->precision);
-    TC_CALL(tc_timer_start(timers, tc_phase_of_kernel(k)));
+    TC_CALL(tc_loop_clock_mark(loop->clock, tc_phase_of_kernel(k)));
     TC_CALL(tc_contract(loop->contract, &shape, config->variant,
                         loop->input_device[tc_physics_left_input(k)],
                         loop->input_device[tc_physics_right_input(k)], loop->output_device[k],
                         tc_device_stream(loop->device)));
-    TC_CALL(tc_device_synchronize(loop->device));
-    TC_CALL(tc_timer_stop(timers, tc_phase_of_kernel(k)));
     loop->kernel_flops[k] += tc_contraction_flops(&shape);
   }
   return TC_SUCCESS;
 }
 
-/* Runs one phase through the step backend, timed. */
+/* Runs one phase through the step backend, timed on the host. */
 #define TC_TIMED(timers, phase, call)                                                         \
   do {                                                                                        \
     TC_CALL(tc_timer_start((timers), (phase)));                                               \
@@ -238,23 +240,30 @@ static tc_err batch_contractions(tc_loop *loop, int64_t cells, tc_timers *timers
   } while (0)
 
 /* The batches of one step, then the row sums and diagonals of the matrices:
- * rank-local, not collective. */
+ * rank-local, not collective. Each phase starts at a mark of the loop's
+ * clock on the device's queue, and nothing waits for the device until the
+ * clock collects the phase times at the end. */
 static tc_err step_batches(tc_loop *loop, tc_timers *timers) {
   const tc_loop_backend *backend = loop->backend;
   TC_CALL(tc_fault_check("step")); /* test-only: TCMINI_FAULT=step */
+  TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_ASSEMBLE));
   TC_CALL(backend->begin_step(loop));
   for (int64_t b = 0; b < loop->num_batches; ++b) {
     const int64_t begin = b * loop->batch_cells;
     const int64_t cells = begin + loop->batch_cells <= loop->local->num_cells
                               ? loop->batch_cells
                               : loop->local->num_cells - begin;
-    TC_TIMED(timers, TC_PHASE_GEOMETRY, backend->geometry(loop, begin, cells));
-    TC_TIMED(timers, TC_PHASE_BASIS, backend->inputs(loop, cells));
-    TC_CALL(batch_contractions(loop, cells, timers));
-    TC_TIMED(timers, TC_PHASE_ASSEMBLE, backend->assemble(loop, begin, cells));
+    TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_GEOMETRY));
+    TC_CALL(backend->geometry(loop, begin, cells));
+    TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_BASIS));
+    TC_CALL(backend->inputs(loop, cells));
+    TC_CALL(batch_contractions(loop, cells));
+    TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_ASSEMBLE));
+    TC_CALL(backend->assemble(loop, begin, cells));
   }
-  TC_TIMED(timers, TC_PHASE_ASSEMBLE, backend->reduce_rows(loop));
-  return TC_SUCCESS;
+  TC_CALL(backend->reduce_rows(loop));
+  TC_CALL(tc_loop_clock_collect(loop->clock, timers));
+  return backend->check_geometry(loop);
 }
 
 tc_err tc_loop_step(tc_loop *loop, tc_timers *timers) {

@@ -20,10 +20,15 @@ typedef struct tc_loop_backend {
   void (*destroy)(tc_loop *loop);
   /// Zeroes what a step accumulates into.
   tc_err (*begin_step)(tc_loop *loop);
-  /// Geometry of cells [begin, begin + cells), and their volumes.
+  /// Geometry of cells [begin, begin + cells), and their volumes. May
+  /// return before an inverted cell is known (check_geometry reports it).
   tc_err (*geometry)(tc_loop *loop, int64_t begin, int64_t cells);
+  /// After a step's batches: TC_ERR_INPUT naming the cells of the first
+  /// batch with an inverted or degenerate cell that geometry did not report.
+  tc_err (*check_geometry)(tc_loop *loop);
   /// Every contraction input the selected kernels read, for the batch whose
-  /// geometry was formed last, into loop->input_device.
+  /// geometry was formed last, into loop->input_device. Like every phase of
+  /// a batch, it may return before the device has finished it.
   tc_err (*inputs)(tc_loop *loop, int64_t cells);
   /// Every selected kernel's output of the batch (loop->output_device)
   /// gathered into the assembled results.

@@ -56,13 +56,18 @@ static tc_err cuda_geometry(tc_loop *loop, int64_t begin, int64_t cells) {
   return tc_loop_cuda_geometry(s->gpu, begin, cells);
 }
 
+static tc_err cuda_check_geometry(tc_loop *loop) {
+  cuda_state *s = loop->state;
+  return tc_loop_cuda_check_geometry(s->gpu);
+}
+
 static tc_err cuda_inputs(tc_loop *loop, int64_t cells) {
   cuda_state *s = loop->state;
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     if (loop->input_needed[i])
       TC_CALL(tc_loop_cuda_build_input(s->gpu, i, cells, loop->layout, loop->precision,
                                        loop->input_device[i]));
-  return tc_device_synchronize(loop->device);
+  return TC_SUCCESS;
 }
 
 /* Every selected kernel's output gathered on the device (the element-matrix
@@ -73,7 +78,7 @@ static tc_err cuda_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
     if (loop->config->kernels[k])
       TC_CALL(tc_loop_cuda_assemble(s->gpu, k, begin, cells, loop->layout, loop->precision,
                                     loop->output_device[k]));
-  return tc_device_synchronize(loop->device);
+  return TC_SUCCESS;
 }
 
 /* The row sums and diagonals, then (host exchange) the node and cell
@@ -116,6 +121,7 @@ const tc_loop_backend tc_loop_backend_cuda = {
     .destroy = cuda_destroy,
     .begin_step = cuda_begin_step,
     .geometry = cuda_geometry,
+    .check_geometry = cuda_check_geometry,
     .inputs = cuda_inputs,
     .assemble = cuda_assemble,
     .reduce_rows = cuda_reduce_rows,

@@ -73,11 +73,16 @@ tc_err tc_loop_cuda_zero(tc_loop_cuda *loop);
 /// Geometry of cells [begin, begin + cells) (cells <= batch_cells): gathers
 /// their node coordinates, forms Jacobians, determinants, inverses and the
 /// weighted measures w_q det J into the device scratch, and the cell volumes
-/// (sum of the measures, ascending q) into the cell_volume twin. Waits for
-/// the stream once, to read the inverted-cell flag: TC_ERR_INPUT "an inverted
-/// or degenerate cell in cells A..B of this rank: lower mesh.distortion" when
-/// some det J <= 0 (or is not a number).
+/// (sum of the measures, ascending q) into the cell_volume twin.
+/// Asynchronous: whether some det J <= 0 (or is not a number) is known at
+/// tc_loop_cuda_check_geometry.
 tc_err tc_loop_cuda_geometry(tc_loop_cuda *loop, int64_t begin, int64_t cells);
+
+/// Waits for the geometry of every batch formed since the last check:
+/// TC_ERR_INPUT "an inverted or degenerate cell in cells A..B of this rank:
+/// lower mesh.distortion" naming the first batch that has one (and inputs
+/// are then refused until the next geometry).
+tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop);
 
 /// Writes one contraction input of the batch whose geometry was formed last
 /// (cells must be that batch's count) into output_device (device memory of
@@ -146,6 +151,10 @@ static inline tc_err tc_loop_cuda_zero(tc_loop_cuda *loop) {
 }
 static inline tc_err tc_loop_cuda_geometry(tc_loop_cuda *loop, int64_t begin, int64_t cells) {
   (void)loop, (void)begin, (void)cells;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop) {
+  (void)loop;
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }
 static inline tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_input input,

@@ -10,6 +10,7 @@
 #include "tc_physics.h"
 
 struct tc_loop_backend;
+struct tc_loop_clock;
 
 struct tc_loop {
   const tc_config *config;
@@ -19,6 +20,7 @@ struct tc_loop {
   const tc_contract_backend *contract;
   const struct tc_loop_backend *backend;
   void *state; ///< the step backend's own (tc_loop_backend.h)
+  struct tc_loop_clock *clock; ///< the phase times of a step (tc_loop_clock.h)
   tc_layout layout;
   tc_precision precision;
   int64_t num_fields, num_points, batch_cells, num_batches;

@@ -13,8 +13,8 @@
  *   - copies: the vectors and the matrices come back each on their own, and
  *     each leaves the other's host arrays alone; a lumped mass or diagonal
  *     without its matrix is refused;
- *   - an inverted cell: reported for exactly the batches the host geometry
- *     finds inverted, naming the batch's cells.
+ *   - an inverted cell: reported (by tc_loop_cuda_check_geometry) for exactly
+ *     the batches the host geometry finds inverted, naming the batch's cells.
  * Quadrature has more points than the element has nodes (P != F), so that a
  * swapped index cannot pass. 1 rank; exits 77 when no GPU is usable. */
 #include <float.h>
@@ -333,6 +333,8 @@ static tc_err check_inputs(fixture *fx) {
                                        relative_difference(got, expected, count, precision));
         }
   }
+  if (err == TC_SUCCESS) /* the valid mesh has no inverted cell */
+    err = tc_loop_cuda_check_geometry(fx->gpu);
   if (err == TC_SUCCESS)
     err = tc_loop_cuda_copy_results(fx->gpu, TC_LOOP_CUDA_VECTORS, &fx->results);
   if (err == TC_SUCCESS) {
@@ -618,7 +620,9 @@ static tc_err check_inverted(fixture *fx) {
     tc_error_clear();
     const bool host_inverted = host_geometry_form(fx, coords, begin, cells, &g) != TC_SUCCESS;
     tc_error_clear();
-    const tc_err device_err = tc_loop_cuda_geometry(gpu, begin, cells);
+    tc_err device_err = tc_loop_cuda_geometry(gpu, begin, cells);
+    if (device_err == TC_SUCCESS)
+      device_err = tc_loop_cuda_check_geometry(gpu);
     char expected[96];
     snprintf(expected, sizeof expected, "cells %lld..%lld of this rank", (long long)begin,
              (long long)(begin + cells - 1));
