@@ -8,7 +8,9 @@
 # reports go to $OUT/logs.tgz (default ./gpu-out); a summary table is printed
 # last and kept in $OUT/summary.txt.
 # Environment: JOBS, CUDA_ARCH (default 90), REPS (default 2), SKIP_TESTS=1,
-# SKIP_COMPARE=1, CASES (names of the timed cases to run, default all).
+# SKIP_COMPARE=1, CASES (the timed cases, default "q1-128 q1-128-b1024 q2-32
+# q2-32-b1024": a deck, q1-128 or q2-32, then -bN for run.batch_cells=N and
+# -fused for run.inputs=fused, which runs the new build only).
 set -uo pipefail
 base_src=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,30 +47,41 @@ if [ "${SKIP_COMPARE:-0}" != 1 ]; then
     /tmp/tc-new/bin/tcmini 1 run.backend=cuda mesh.cells=24,24,24 2>&1 | tee "$OUT/compare.txt"
 fi
 
-declare -A cases=(
+# A case is a deck's overrides; "-fused" in a name adds run.inputs=fused and
+# runs the new build only, "-bN" sets run.batch_cells=N.
+declare -A decks=(
   [q1-128]="mesh.cells=128,128,128 run.steps=3"
-  [q1-128-b1024]="mesh.cells=128,128,128 run.steps=3 run.batch_cells=1024"
   [q2-32]="element.order=2 element.quadrature=5 mesh.cells=32,32,32 run.steps=2"
-  [q2-32-b1024]="element.order=2 element.quadrature=5 mesh.cells=32,32,32 run.steps=2 run.batch_cells=1024"
 )
 read -r -a names <<< "${CASES:-q1-128 q1-128-b1024 q2-32 q2-32-b1024}"
+overrides_of() {
+  local name=$1 deck=${1%%-[bf]*}
+  local args=${decks[$deck]}
+  [[ $name =~ -b([0-9]+) ]] && args+=" run.batch_cells=${BASH_REMATCH[1]}"
+  [[ $name == *-fused* ]] && args+=" run.inputs=fused"
+  echo "$args"
+}
 mpirun=(mpirun -n 1)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
 summary="$OUT/summary.txt"
-printf '%-14s %-5s %12s %9s %9s %9s %9s %9s\n' case build "cells/s" basis FFTensor contract assemble total > "$summary"
+printf '%-22s %-5s %12s %9s %9s %9s %9s %9s\n' case build "cells/s" basis "FFT|fused" contract \
+  assemble total > "$summary"
 for rep in $(seq "${REPS:-2}"); do
   for name in "${names[@]}"; do
-    for build in base new; do
+    builds=(base new)
+    [[ $name == *-fused* ]] && builds=(new)
+    for build in "${builds[@]}"; do
       log="$OUT/$name-$build-$rep.txt"
-      # shellcheck disable=SC2086
-      "${mpirun[@]}" /tmp/tc-$build/bin/tcmini "$root/inputs/hex.in" run.backend=cuda verify.checks=off \
-        output.path=none output.report="$OUT/$name-$build-$rep.yaml" ${cases[$name]} > "$log" 2>&1
+      read -r -a overrides <<< "$(overrides_of "$name")"
+      "${mpirun[@]}" "/tmp/tc-$build/bin/tcmini" "$root/inputs/hex.in" run.backend=cuda verify.checks=off \
+        output.path=none output.report="$OUT/$name-$build-$rep.yaml" "${overrides[@]}" > "$log" 2>&1
       awk -v n="$name" -v b="$build" '
         $1 == "phase" {phases = 1} $1 == "figure" {phases = 0}
-        phases && $1 == "basis" {basis = $4} phases && $1 == "FieldFieldTensor" {fft = $4}
-        phases && $1 ~ /^(Field|Data)/ {contract += $4} phases && $1 == "assemble" {assemble = $4}
+        phases && $1 == "basis" {basis = $4}
+        phases && ($1 == "FieldFieldTensor" || $1 == "fused_elasticity") {fft += $4}
+        phases && $1 ~ /^(Field|Data|fused)/ {contract += $4} phases && $1 == "assemble" {assemble = $4}
         phases && $1 == "total" {total = $4} $1 == "assembly" && $2 == "loop" {rate = $3}
-        END {printf "%-14s %-5s %12s %9.4f %9.4f %9.4f %9.4f %9.3f\n", n, b, rate, basis, fft, contract, assemble, total}' \
+        END {printf "%-22s %-5s %12s %9.4f %9.4f %9.4f %9.4f %9.3f\n", n, b, rate, basis, fft, contract, assemble, total}' \
         "$log" >> "$summary"
     done
   done

@@ -115,6 +115,7 @@ static const char *variant_name(int value) { return tc_variant_name((tc_variant)
 static const char *precision_name(int value) { return tc_precision_name((tc_precision)value); }
 static const char *checks_name(int value) { return tc_checks_mode_name((tc_checks_mode)value); }
 static const char *exchange_name(int value) { return tc_exchange_mode_name((tc_exchange_mode)value); }
+static const char *inputs_name(int value) { return tc_inputs_mode_name((tc_inputs_mode)value); }
 static const char *layout_name(int value) {
   return value == TC_CONFIG_LAYOUT_AUTO ? "auto" : tc_layout_name((tc_layout)value);
 }
@@ -124,6 +125,7 @@ static const enum_names variant_names = {0, TC_VARIANT_COUNT, variant_name};
 static const enum_names precision_names = {0, TC_PRECISION_COUNT, precision_name};
 static const enum_names checks_names = {0, TC_CHECKS_COUNT, checks_name};
 static const enum_names exchange_names = {0, TC_EXCHANGE_COUNT, exchange_name};
+static const enum_names inputs_names = {0, TC_INPUTS_COUNT, inputs_name};
 static const enum_names layout_names = {TC_CONFIG_LAYOUT_AUTO, TC_LAYOUT_COUNT, layout_name};
 
 #define ANY {-INFINITY, INFINITY, false, false}
@@ -176,6 +178,11 @@ static const option options[] = {
      "there; device = packed and summed on the GPU, only shared values travel (via host "
      "buffers); gpu-aware = as device, with GPU buffers handed to a CUDA-aware MPI",
      ANY, &exchange_names, FIELD(exchange)},
+    {"run", "inputs", TYPE_ENUM, "materialised",
+     "how the elasticity trio (FieldFieldTensor, DataFieldTensor, DataDataTensor) gets its "
+     "inputs: materialised = built into memory, then contracted kernel by kernel; fused = "
+     "built a few points at a time on chip and consumed there by one fused product",
+     ANY, &inputs_names, FIELD(inputs)},
     {"verify", "checks", TYPE_ENUM, "auto",
      "correctness checks (a failed check fails the run); auto = on for boxes of at most "
      "2000000 cells",
@@ -203,6 +210,11 @@ enum { NUM_OPTIONS = sizeof options / sizeof options[0] };
 const char *tc_exchange_mode_name(tc_exchange_mode mode) {
   static const char *const names[TC_EXCHANGE_COUNT] = {"host", "device", "gpu-aware"};
   return (int)mode >= 0 && mode < TC_EXCHANGE_COUNT ? names[mode] : "unknown";
+}
+
+const char *tc_inputs_mode_name(tc_inputs_mode mode) {
+  static const char *const names[TC_INPUTS_COUNT] = {"materialised", "fused"};
+  return (int)mode >= 0 && mode < TC_INPUTS_COUNT ? names[mode] : "unknown";
 }
 
 const char *tc_checks_mode_name(tc_checks_mode mode) {

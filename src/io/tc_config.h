@@ -30,6 +30,14 @@ typedef enum {
   TC_EXCHANGE_COUNT
 } tc_exchange_mode;
 
+/// run.inputs: how the loop feeds the elasticity trio (FieldFieldTensor,
+/// DataFieldTensor, DataDataTensor).
+typedef enum {
+  TC_INPUTS_MATERIALISED, ///< every input built into memory, then each kernel contracts it (Intrepid's way)
+  TC_INPUTS_FUSED,        ///< the trio's inputs built on chip where one fused product consumes them
+  TC_INPUTS_COUNT
+} tc_inputs_mode;
+
 /// Boxes with at most this many cells run the checks when verify.checks = auto.
 #define TC_CHECKS_AUTO_MAX_CELLS INT64_C(2000000)
 
@@ -56,6 +64,7 @@ typedef struct {
   int64_t batch_cells;       ///< cells per batch of the assembly loop, 0 = fit a memory budget
   bool gpu_sharing;          ///< allow several ranks per GPU
   tc_exchange_mode exchange; ///< where the CUDA backend sums shared nodes (host for CPU backends)
+  tc_inputs_mode inputs;     ///< how the elasticity trio gets its inputs
   /* [verify] */
   tc_checks_mode checks;     ///< run the correctness checks (tc_config_checks_enabled)
   double tolerance;          ///< relative tolerance of the checks in double precision
@@ -132,5 +141,7 @@ const char *tc_checks_mode_name(tc_checks_mode mode);
 
 /// "host", "device", "gpu-aware".
 const char *tc_exchange_mode_name(tc_exchange_mode mode);
+/// "materialised", "fused".
+const char *tc_inputs_mode_name(tc_inputs_mode mode);
 
 #endif

@@ -468,10 +468,10 @@ void tc_report_print(const tc_report *report, FILE *stream) {
           report->ranks, report->ranks == 1 ? "" : "s");
   if (report->have_run) {
     const tc_config *config = &report->config;
-    fprintf(stream, " x %d thread%s, run '%s': backend %s, layout %s, precision %s\n",
+    fprintf(stream, " x %d thread%s, run '%s': backend %s, layout %s, precision %s, inputs %s\n",
             report->threads, report->threads == 1 ? "" : "s", config->label,
             tc_backend_name(config->backend), tc_layout_name(tc_config_layout(config)),
-            tc_precision_name(config->precision));
+            tc_precision_name(config->precision), tc_inputs_mode_name(config->inputs));
     fprintf(stream, "device (rank 0): %s\n", report->devices);
   } else {
     fputc('\n', stream);

@@ -53,6 +53,15 @@ void tc_loop_first_touch(void *memory, size_t bytes) {
     bytes_at[p * page] = 0;
 }
 
+tc_physics_fused_outputs tc_loop_fused_outputs(const tc_loop *loop) {
+  void *const *out = loop->output_device;
+  const bool *fused = loop->fused;
+  return (tc_physics_fused_outputs){
+      .stiffness = fused[TC_FIELD_FIELD_TENSOR] ? out[TC_FIELD_FIELD_TENSOR] : NULL,
+      .internal_force = fused[TC_DATA_FIELD_TENSOR] ? out[TC_DATA_FIELD_TENSOR] : NULL,
+      .stress_strain = fused[TC_DATA_DATA_TENSOR] ? out[TC_DATA_DATA_TENSOR] : NULL};
+}
+
 tc_err tc_loop_alloc_host(double **array, int64_t count) {
   TC_CALLOC(*array, count);
   tc_loop_first_touch(*array, (size_t)count * sizeof **array);
@@ -145,11 +154,15 @@ static tc_err loop_setup(tc_loop *loop) {
   loop->precision = config->precision;
   loop->num_fields = loop->local->nodes_per_cell;
   TC_CALL(setup_basis(loop));
-  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
-    if (config->kernels[k]) {
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
+    loop->fused[k] = config->kernels[k] && config->inputs == TC_INPUTS_FUSED &&
+                     tc_physics_kernel_fusable(k);
+    loop->any_fused = loop->any_fused || loop->fused[k];
+    if (config->kernels[k] && !loop->fused[k]) {
       loop->input_needed[tc_physics_left_input(k)] = true;
       loop->input_needed[tc_physics_right_input(k)] = true;
     }
+  }
   const int64_t cells = loop->local->num_cells;
   int64_t fit = config->batch_cells > 0 ? config->batch_cells
                                          : (int64_t)(batch_memory_budget / bytes_per_cell(loop));
@@ -163,7 +176,7 @@ static tc_err loop_setup(tc_loop *loop) {
   TC_CALL(tc_loop_clock_create(loop->device, &loop->clock));
   TC_CALL(loop->backend->create(loop));
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
-    if (!config->kernels[k])
+    if (!config->kernels[k] || loop->fused[k])
       continue;
     tc_contraction shape = tc_physics_contraction(k, loop->batch_cells, loop->num_fields,
                                                   loop->num_points, loop->layout, loop->precision);
@@ -213,12 +226,23 @@ void tc_loop_destroy(tc_loop **loop) {
   *loop = NULL;
 }
 
-/* The selected contractions of a batch, each timed as its own phase. */
+/* The selected contractions of a batch, each timed as its own phase, and
+ * those that run fused (run.inputs = fused) in one phase of their own. */
 static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
   const tc_config *config = loop->config;
+  if (loop->any_fused) {
+    TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_FUSED_ELASTICITY));
+    TC_CALL(loop->backend->fused_elasticity(loop, cells));
+  }
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
     if (!config->kernels[k])
       continue;
+    if (loop->fused[k]) {
+      tc_contraction shape = tc_physics_contraction(k, cells, loop->num_fields, loop->num_points,
+                                                    loop->layout, loop->precision);
+      loop->kernel_flops[k] += tc_contraction_flops(&shape);
+      continue;
+    }
     tc_contraction shape = tc_physics_contraction(k, cells, loop->num_fields, loop->num_points,
                                                   loop->layout, loop->precision);
     TC_CALL(tc_loop_clock_mark(loop->clock, tc_phase_of_kernel(k)));
@@ -286,6 +310,7 @@ int64_t tc_loop_num_batches(const tc_loop *loop) { return loop->num_batches; }
 int64_t tc_loop_num_points(const tc_loop *loop) { return loop->num_points; }
 int64_t tc_loop_num_fields(const tc_loop *loop) { return loop->num_fields; }
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel) { return loop->variants[kernel]; }
+bool tc_loop_kernel_fused(const tc_loop *loop, tc_kernel kernel) { return loop->fused[kernel]; }
 double tc_loop_kernel_flops(const tc_loop *loop, tc_kernel kernel) {
   return loop->kernel_flops[kernel];
 }

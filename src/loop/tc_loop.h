@@ -71,6 +71,9 @@ int64_t tc_loop_num_points(const tc_loop *loop);
 int64_t tc_loop_num_fields(const tc_loop *loop);
 /// The variant each selected kernel ran (as resolved by the backend).
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel);
+/// True if the kernel runs in the fused elasticity product (run.inputs =
+/// fused) rather than as a contraction of materialised inputs.
+bool tc_loop_kernel_fused(const tc_loop *loop, tc_kernel kernel);
 /// Floating-point operations of a kernel's contractions on this rank, summed over
 /// the steps run so far (the phase times are summed the same way).
 double tc_loop_kernel_flops(const tc_loop *loop, tc_kernel kernel);

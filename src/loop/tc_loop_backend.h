@@ -30,6 +30,9 @@ typedef struct tc_loop_backend {
   /// geometry was formed last, into loop->input_device. Like every phase of
   /// a batch, it may return before the device has finished it.
   tc_err (*inputs)(tc_loop *loop, int64_t cells);
+  /// The kernels of loop->fused, their inputs built on chip
+  /// (tc_physics_fused.h), into their outputs (loop->output_device).
+  tc_err (*fused_elasticity)(tc_loop *loop, int64_t cells);
   /// Every selected kernel's output of the batch (loop->output_device)
   /// gathered into the assembled results.
   tc_err (*assemble)(tc_loop *loop, int64_t begin, int64_t cells);

@@ -70,6 +70,12 @@ static tc_err cuda_inputs(tc_loop *loop, int64_t cells) {
   return TC_SUCCESS;
 }
 
+static tc_err cuda_fused_elasticity(tc_loop *loop, int64_t cells) {
+  cuda_state *s = loop->state;
+  const tc_physics_fused_outputs outputs = tc_loop_fused_outputs(loop);
+  return tc_loop_cuda_fused_elasticity(s->gpu, cells, loop->layout, loop->precision, &outputs);
+}
+
 /* Every selected kernel's output gathered on the device (the element-matrix
  * copies included). */
 static tc_err cuda_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
@@ -123,6 +129,7 @@ const tc_loop_backend tc_loop_backend_cuda = {
     .geometry = cuda_geometry,
     .check_geometry = cuda_check_geometry,
     .inputs = cuda_inputs,
+    .fused_elasticity = cuda_fused_elasticity,
     .assemble = cuda_assemble,
     .reduce_rows = cuda_reduce_rows,
     .exchange = cuda_exchange,

@@ -10,6 +10,7 @@
 #include "tc_function_space.h"
 #include "tc_geometry.h"
 #include "tc_loop_backend.h"
+#include "tc_physics_fused.h"
 
 /* The host geometry of one batch, row-major, cell index slowest. */
 typedef struct {
@@ -112,15 +113,13 @@ static tc_err host_check_geometry(tc_loop *loop) {
   return TC_SUCCESS;
 }
 
-static tc_err host_inputs(tc_loop *loop, int64_t cells) {
-  host_state *h = loop->state;
-  const int64_t F = loop->num_fields, P = loop->num_points;
-  TC_CALL(tc_hgrad_gradients(cells, (int)F, P, loop->ref_gradients, h->inverses, NULL,
-                             TC_LAYOUT_RIGHT, TC_DOUBLE, h->gradients));
+/* The batch's geometry as the physics reads it. */
+static tc_physics_batch physics_batch(const tc_loop *loop, int64_t cells) {
+  const host_state *h = loop->state;
   tc_physics_batch batch = {
       .num_cells = cells,
-      .num_fields = F,
-      .num_points = P,
+      .num_fields = loop->num_fields,
+      .num_points = loop->num_points,
       .measures = h->measures,
       .ref_values = loop->ref_values,
       .ref_gradients = loop->ref_gradients,
@@ -128,11 +127,28 @@ static tc_err host_inputs(tc_loop *loop, int64_t cells) {
       .gradients = h->gradients,
       .node_coords = h->node_coords,
   };
+  return batch;
+}
+
+/* The physical basis gradients, then every input the kernels read. */
+static tc_err host_inputs(tc_loop *loop, int64_t cells) {
+  host_state *h = loop->state;
+  const int64_t F = loop->num_fields, P = loop->num_points;
+  TC_CALL(tc_hgrad_gradients(cells, (int)F, P, loop->ref_gradients, h->inverses, NULL,
+                             TC_LAYOUT_RIGHT, TC_DOUBLE, h->gradients));
+  const tc_physics_batch batch = physics_batch(loop, cells);
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     if (loop->input_needed[i])
       TC_CALL(tc_physics_build_input(i, &batch, tc_physics_default_fields(), loop->layout,
                                      loop->precision, loop->input_device[i]));
   return TC_SUCCESS;
+}
+
+static tc_err host_fused_elasticity(tc_loop *loop, int64_t cells) {
+  const tc_physics_batch batch = physics_batch(loop, cells);
+  const tc_physics_fused_outputs outputs = tc_loop_fused_outputs(loop);
+  return tc_physics_fused_elasticity(&batch, tc_physics_default_fields(), loop->layout,
+                                     loop->precision, &outputs);
 }
 
 /* Copies a FieldField output of the batch into the element-matrix array,
@@ -226,6 +242,7 @@ const tc_loop_backend tc_loop_backend_host = {
     .geometry = host_geometry,
     .check_geometry = host_check_geometry,
     .inputs = host_inputs,
+    .fused_elasticity = host_fused_elasticity,
     .assemble = host_assemble,
     .reduce_rows = host_reduce_rows,
     .exchange = host_exchange,

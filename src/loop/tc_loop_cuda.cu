@@ -297,6 +297,16 @@ extern "C" tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_input 
                                      output_device, loop->stream);
 }
 
+extern "C" tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells,
+                                                tc_layout layout, tc_precision precision,
+                                                const tc_physics_fused_outputs *outputs) {
+  TC_CHECK(cells == loop->batch.cells, TC_ERR_ARGUMENT,
+           "GPU fused elasticity of %lld cells, but the geometry last formed is of %lld cells",
+           (long long)cells, (long long)loop->batch.cells);
+  return tc_physics_cuda_fused_elasticity(&loop->batch, &loop->fields, layout, precision,
+                                          outputs, loop->stream);
+}
+
 extern "C" tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, int64_t begin,
                                         int64_t cells, tc_layout layout, tc_precision precision,
                                         const void *output_device) {

@@ -20,6 +20,7 @@
 #include "tc_loop.h"
 #include "tc_mesh.h"
 #include "tc_physics.h"
+#include "tc_physics_fused.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +93,14 @@ tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop);
 tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_input input, int64_t cells,
                                 tc_layout layout, tc_precision precision, void *output_device);
 
+/// The elasticity trio of the batch whose geometry was formed last (cells
+/// must be that batch's count), its inputs built on chip
+/// (tc_physics_cuda_fused_elasticity), into the device outputs given.
+/// Asynchronous.
+tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells, tc_layout layout,
+                                     tc_precision precision,
+                                     const tc_physics_fused_outputs *outputs);
+
 /// Gather-assembles the contraction output of `kernel` for cells [begin,
 /// begin + cells) (output_device: device memory, the layout and precision of
 /// the contraction, batch size cells) into the kernel's device twin:
@@ -161,6 +170,12 @@ static inline tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_inp
                                               int64_t cells, tc_layout layout,
                                               tc_precision precision, void *output_device) {
   (void)loop, (void)input, (void)cells, (void)layout, (void)precision, (void)output_device;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells,
+                                                   tc_layout layout, tc_precision precision,
+                                                   const tc_physics_fused_outputs *outputs) {
+  (void)loop, (void)cells, (void)layout, (void)precision, (void)outputs;
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }
 static inline tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, int64_t begin,

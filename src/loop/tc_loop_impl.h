@@ -8,6 +8,7 @@
 
 #include "tc_loop.h"
 #include "tc_physics.h"
+#include "tc_physics_fused.h"
 
 struct tc_loop_backend;
 struct tc_loop_clock;
@@ -27,6 +28,8 @@ struct tc_loop {
   tc_assembly *assembly;
   tc_loop_results results;
   tc_variant variants[TC_KERNEL_COUNT];
+  bool fused[TC_KERNEL_COUNT]; ///< runs in the fused elasticity (run.inputs = fused)
+  bool any_fused;
   double kernel_flops[TC_KERNEL_COUNT];
   /// Reference basis (F,P), (F,P,3) and quadrature weights (P), host, double.
   double *ref_values, *ref_gradients, *weights;
@@ -42,5 +45,8 @@ tc_err tc_loop_alloc_host(double **array, int64_t count);
 
 /// Touches memory page by page with the OpenMP threads that will use it.
 void tc_loop_first_touch(void *memory, size_t bytes);
+
+/// The outputs of the kernels that run fused, NULL for the others.
+tc_physics_fused_outputs tc_loop_fused_outputs(const tc_loop *loop);
 
 #endif

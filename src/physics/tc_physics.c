@@ -49,6 +49,10 @@ tc_physics_input tc_physics_left_input(tc_kernel kernel) { return kernel_table[k
 tc_physics_input tc_physics_right_input(tc_kernel kernel) { return kernel_table[kernel].right; }
 const char *tc_physics_kernel_role(tc_kernel kernel) { return kernel_table[kernel].role; }
 int tc_physics_kernel_components(tc_kernel kernel) { return kernel_table[kernel].components; }
+bool tc_physics_kernel_fusable(tc_kernel kernel) {
+  return kernel == TC_FIELD_FIELD_TENSOR || kernel == TC_DATA_FIELD_TENSOR ||
+         kernel == TC_DATA_DATA_TENSOR;
+}
 
 tc_contraction tc_physics_contraction(tc_kernel kernel, int64_t num_cells, int64_t num_fields,
                                       int64_t num_points, tc_layout layout,

@@ -17,6 +17,7 @@ static const char *const all_keys[] = {
     "element.quadrature",  "physics.kernels",      "run.label",        "run.backend",
     "run.threads",         "run.layout",           "run.variant",      "run.precision",
     "run.steps",           "run.batch_cells",      "run.gpu_sharing",  "run.exchange",
+    "run.inputs",
     "verify.checks",       "verify.tolerance",
     "verify.tolerance_float", "output.path",       "output.overwrite", "output.element_matrices",
     "output.report",

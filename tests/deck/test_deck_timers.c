@@ -11,7 +11,8 @@ static void test_names(void) {
   const char *const expected[] = {
       "mesh", "geometry", "basis", "FieldFieldScalar", "FieldFieldVector", "FieldFieldTensor",
       "DataFieldScalar", "DataFieldVector", "DataFieldTensor", "DataDataScalar",
-      "DataDataVector", "DataDataTensor", "assemble", "exchange", "checks", "output", "total"};
+      "DataDataVector", "DataDataTensor", "fused_elasticity", "assemble", "exchange", "checks",
+      "output", "total"};
   EXPECT(TC_PHASE_COUNT == sizeof expected / sizeof expected[0], "%d phases",
          (int)TC_PHASE_COUNT);
   for (int p = 0; p < TC_PHASE_COUNT && p < (int)(sizeof expected / sizeof expected[0]); p++)
