@@ -86,6 +86,6 @@ for rep in $(seq "${REPS:-2}"); do
     done
   done
 done
-tar -czf "$OUT/logs.tgz" -C "$OUT" --exclude logs.tgz --exclude summary.txt . 2>/dev/null
+tar -czf "$OUT/logs.tgz" -C "$OUT" --exclude logs.tgz --exclude summary.txt --exclude "*.h5" . 2>/dev/null
 find "$OUT" -mindepth 1 -maxdepth 1 ! -name logs.tgz ! -name summary.txt -exec rm -rf {} +
 cat "$summary"

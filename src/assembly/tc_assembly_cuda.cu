@@ -54,28 +54,31 @@ template <typename Real> struct block_view {
   }
 };
 
-/// A warp per node of [first_node, end_node): adds entry (slot*comp+i,
-/// b*comp+j) of each of the node's cells in [begin, begin + cells),
-/// ascending, at (node*comp+i, position(b)*comp+j). The node's rows are
-/// zeroed first when its first cell is in the batch.
-template <typename Real>
+/// A warp per node of [first_node, end_node): adds entry (slot*Comp+i,
+/// b*Comp+j) of each of the node's cells in [begin, begin + cells),
+/// ascending, at (node*Comp+i, position(b)*Comp+j); the lanes take a row's
+/// columns, which are contiguous in layout right. The node's rows are zeroed
+/// first when its first cell is in the batch.
+template <typename Real, int Comp>
 __global__ void matrix_warp_kernel(mesh_view m, const int64_t *__restrict__ row_offsets,
-                                   int components, int64_t begin, block_view<Real> block,
-                                   int64_t first_node, int64_t end_node,
-                                   double *__restrict__ values) {
+                                   int64_t begin, block_view<Real> block, int64_t first_node,
+                                   int64_t end_node, double *__restrict__ values) {
   const int lane = threadIdx.x % 32;
   const int64_t warps = item_stride() / 32;
   const int64_t end = begin + block.cells;
-  const int F = m.num_fields, per_row = F * components, per_cell = components * per_row;
+  const int F = m.num_fields, columns = F * Comp;
   for (int64_t node = first_node + first_item() / 32; node < end_node; node += warps) {
     const int64_t link_begin = m.node_cell_offsets[node], link_end = m.node_cell_offsets[node + 1];
     if (link_begin == link_end)
       continue;
+    double *rows[Comp];
+#pragma unroll
+    for (int i = 0; i < Comp; ++i)
+      rows[i] = values + row_offsets[node * Comp + i];
     if (m.node_cells[link_begin] >= begin && m.node_cells[link_begin] < end) {
-      const int64_t rows_begin = row_offsets[node * components];
-      const int64_t rows_end = row_offsets[(node + 1) * components];
-      for (int64_t e = rows_begin + lane; e < rows_end; e += 32)
-        values[e] = 0.0;
+      const int64_t length = row_offsets[(node + 1) * Comp] - row_offsets[node * Comp];
+      for (int64_t e = lane; e < length; e += 32)
+        rows[0][e] = 0.0;
       __syncwarp();
     }
     for (int64_t e = link_begin; e < link_end; ++e) {
@@ -84,13 +87,15 @@ __global__ void matrix_warp_kernel(mesh_view m, const int64_t *__restrict__ row_
         continue;
       if (cell >= end)
         break; /* the node's cells are ascending */
-      const int slot = m.node_cell_slots[e];
       const uint16_t *positions = m.link_positions + e * F;
-      for (int t = lane; t < per_cell; t += 32) {
-        const int i = t / per_row, column = t % per_row;
-        const int b = column / components, j = column % components;
-        const int64_t target = row_offsets[node * components + i] + positions[b] * components + j;
-        values[target] += block.get(cell - begin, (int64_t)slot * components + i, column);
+      const Real *element = block.data + ((cell - begin) * block.rows +
+                                          (int64_t)m.node_cell_slots[e] * Comp) * block.columns;
+      for (int column = lane; column < columns; column += 32) {
+        const int b = column / Comp, j = column - b * Comp;
+        const int target = positions[b] * Comp + j;
+#pragma unroll
+        for (int i = 0; i < Comp; ++i)
+          rows[i][target] += (double)element[i * block.columns + column];
       }
       __syncwarp();
     }
@@ -273,9 +278,12 @@ tc_err launch_matrices(const tc_assembly_cuda *a, int components, const tc_eleme
   const int64_t size = (int64_t)a->num_fields * components;
   const block_view<Real> view = view_of<Real>(block, size, size);
   const tc_csr &csr = a->graphs[components == 3 ? 1 : 0];
-  if (!view.left) {
-    TC_LAUNCH(matrix_warp_kernel<Real>, (last + 1 - first) * 32, a->stream, view_of_mesh(a),
-              csr.row_offsets, components, block->cell_begin, view, first, last + 1, values);
+  if (!view.left && components == 3) {
+    TC_LAUNCH((matrix_warp_kernel<Real, 3>), (last + 1 - first) * 32, a->stream, view_of_mesh(a),
+              csr.row_offsets, block->cell_begin, view, first, last + 1, values);
+  } else if (!view.left) {
+    TC_LAUNCH((matrix_warp_kernel<Real, 1>), (last + 1 - first) * 32, a->stream, view_of_mesh(a),
+              csr.row_offsets, block->cell_begin, view, first, last + 1, values);
   } else {
     TC_LAUNCH(matrix_row_kernel<Real>, (last + 1 - first) * components, a->stream,
               view_of_mesh(a), csr.row_offsets, components, block->cell_begin, view,

@@ -82,6 +82,9 @@ tc_err tc_device_memset_zero(tc_device *device, void *ptr, size_t bytes) {
   return bytes ? device->ops->memset_zero(device, ptr, bytes) : TC_SUCCESS;
 }
 tc_err tc_device_synchronize(tc_device *device) { return device->ops->synchronize(device); }
+tc_err tc_device_memory_bytes(tc_device *device, size_t *bytes) {
+  return device->ops->memory_bytes(device, bytes);
+}
 
 tc_err tc_device_timer_create(tc_device *device, tc_device_timer **timer) {
   tc_device_timer *created;

@@ -45,6 +45,9 @@ int tc_device_num_threads(const tc_device *device);
 /// The CUDA stream this device's work goes to (cudaStream_t), NULL on CPUs.
 void *tc_device_stream(const tc_device *device);
 
+/// Bytes of memory the device has in all (the GPU's, or the host's RAM).
+tc_err tc_device_memory_bytes(tc_device *device, size_t *bytes);
+
 /// Memory in the device's space, 64-byte aligned (256 on GPUs). TC_ERR_MEMORY
 /// names the size when it fails. *ptr is NULL for bytes == 0.
 tc_err tc_device_alloc(tc_device *device, size_t bytes, void **ptr);

@@ -44,6 +44,13 @@ static void cuda_close(tc_device *device) {
   device->stream = NULL;
 }
 
+static tc_err cuda_memory_bytes(tc_device *device, size_t *bytes) {
+  (void)device;
+  size_t free_bytes = 0;
+  TC_CUDA_CALL(cudaMemGetInfo(&free_bytes, bytes));
+  return TC_SUCCESS;
+}
+
 static tc_err cuda_alloc(tc_device *device, size_t bytes, void **ptr) {
   (void)device;
   cudaError_t rc = cudaMalloc(ptr, bytes);
@@ -132,6 +139,7 @@ static tc_err cuda_timer_between(tc_device_timer *from, tc_device_timer *to, dou
 const tc_device_ops tc_device_ops_cuda = {
     .open = cuda_open,
     .close = cuda_close,
+    .memory_bytes = cuda_memory_bytes,
     .alloc = cuda_alloc,
     .release = cuda_release,
     .copy = cuda_copy,

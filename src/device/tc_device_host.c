@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -61,6 +62,14 @@ static tc_err host_memset_zero(tc_device *device, void *ptr, size_t bytes) {
   return TC_SUCCESS;
 }
 
+static tc_err host_memory_bytes(tc_device *device, size_t *bytes) {
+  (void)device;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  TC_CHECK(pages > 0 && page > 0, TC_ERR_INTERNAL, "cannot read the size of the host's memory");
+  *bytes = (size_t)pages * (size_t)page;
+  return TC_SUCCESS;
+}
+
 static tc_err host_synchronize(tc_device *device) {
   (void)device;
   return TC_SUCCESS;
@@ -98,6 +107,7 @@ static tc_err host_timer_between(tc_device_timer *from, tc_device_timer *to, dou
 const tc_device_ops tc_device_ops_host = {
     .open = host_open,
     .close = host_close,
+    .memory_bytes = host_memory_bytes,
     .alloc = host_alloc,
     .release = host_release,
     .copy = host_copy,

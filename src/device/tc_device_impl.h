@@ -12,6 +12,7 @@ typedef enum { TC_COPY_TO_DEVICE, TC_COPY_TO_HOST, TC_COPY_ON_DEVICE } tc_copy_d
 typedef struct {
   tc_err (*open)(tc_device *device, const tc_device_options *options);
   void (*close)(tc_device *device);
+  tc_err (*memory_bytes)(tc_device *device, size_t *bytes);
   tc_err (*alloc)(tc_device *device, size_t bytes, void **ptr);
   void (*release)(tc_device *device, void *ptr);
   tc_err (*copy)(tc_device *device, void *dst, const void *src, size_t bytes,

@@ -168,8 +168,9 @@ static const option options[] = {
     {"run", "steps", TYPE_INT64, "2", "assembly steps; phase times are summed over them",
      AT_LEAST(1), NULL, FIELD(steps)},
     {"run", "batch_cells", TYPE_INT64, "0",
-     "cells per batch of the assembly loop (the workset); 0 = as many as fit in 512 MiB of "
-     "batch arrays", AT_LEAST(0), NULL, FIELD(batch_cells)},
+     "cells per batch of the assembly loop (the workset); 0 = as many as fit in the device's "
+     "budget of batch arrays (512 MiB on CPUs, 1/16 of a GPU's memory up to 8 GiB)",
+     AT_LEAST(0), NULL, FIELD(batch_cells)},
     {"run", "gpu_sharing", TYPE_BOOL, "false",
      "let several ranks share one GPU when a node has more ranks than GPUs", ANY, NULL,
      FIELD(gpu_sharing)},

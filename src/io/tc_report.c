@@ -54,6 +54,8 @@ struct tc_report {
   int rank, ranks;
   char started[32]; ///< UTC, ISO 8601
   bool have_run;
+  bool have_workset, workset_chosen;
+  int64_t workset_cells, workset_batches;
   tc_config config;
   char *deck;       ///< the effective deck text
   int threads;
@@ -123,6 +125,15 @@ tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads
   report->config = *config;
   report->threads = threads;
   report->have_run = true;
+  return TC_SUCCESS;
+}
+
+tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t batches,
+                             bool chosen) {
+  report->have_workset = true;
+  report->workset_cells = batch_cells;
+  report->workset_batches = batches;
+  report->workset_chosen = chosen;
   return TC_SUCCESS;
 }
 
@@ -337,6 +348,11 @@ static void write_yaml(const tc_report *report, FILE *out) {
     yaml_key_string(out, "  ", "backend", tc_backend_name(config->backend));
     yaml_key_string(out, "  ", "layout", tc_layout_name(tc_config_layout(config)));
     yaml_key_string(out, "  ", "precision", tc_precision_name(config->precision));
+    yaml_key_string(out, "  ", "inputs", tc_inputs_mode_name(config->inputs));
+    if (report->have_workset)
+      fprintf(out, "  workset: {cells_per_batch: %lld, batches_per_step: %lld, chosen_by: %s}\n",
+              (long long)report->workset_cells, (long long)report->workset_batches,
+              report->workset_chosen ? "loop" : "deck");
     fprintf(out, "  checks: %s\n", tc_config_checks_enabled(config) ? "true" : "false");
     fprintf(out, "  tolerance: ");
     yaml_double(out, tc_config_tolerance(config));
@@ -473,6 +489,11 @@ void tc_report_print(const tc_report *report, FILE *stream) {
             tc_backend_name(config->backend), tc_layout_name(tc_config_layout(config)),
             tc_precision_name(config->precision), tc_inputs_mode_name(config->inputs));
     fprintf(stream, "device (rank 0): %s\n", report->devices);
+    if (report->have_workset)
+      fprintf(stream, "workset (rank 0): %lld cells a batch (%s), %lld batches a step\n",
+              (long long)report->workset_cells,
+              report->workset_chosen ? "sized by the loop" : "run.batch_cells",
+              (long long)report->workset_batches);
   } else {
     fputc('\n', stream);
   }

@@ -31,6 +31,12 @@ void tc_report_destroy(tc_report **report);
 tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads,
                          const char *device_description);
 
+/// Records the loop's workset: cells a batch and batches a step (rank 0's),
+/// and whether the cells a batch were chosen by the loop (run.batch_cells =
+/// 0) or the deck.
+tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t batches,
+                             bool chosen);
+
 /// Records the variant that actually ran for kernel (after resolving auto).
 /// Not collective.
 tc_err tc_report_set_variant(tc_report *report, tc_kernel kernel, tc_variant variant);

@@ -15,10 +15,6 @@
 #include "tc_parallel.h"
 #include "tc_quadrature.h"
 
-/* Device memory the batch arrays of one rank may take (inputs, outputs and
- * geometry together); a batch holds as many cells as fit. */
-static const double batch_memory_budget = 512.0 * 1024 * 1024;
-
 static int64_t output_count(tc_kernel kernel, int64_t cells, int64_t fields, int64_t points) {
   tc_contraction shape = tc_physics_contraction(kernel, cells, fields, points, TC_LAYOUT_RIGHT,
                                                 TC_DOUBLE);
@@ -164,8 +160,11 @@ static tc_err loop_setup(tc_loop *loop) {
     }
   }
   const int64_t cells = loop->local->num_cells;
+  double budget = 0.0;
+  if (config->batch_cells == 0)
+    TC_CALL(loop->backend->batch_budget(loop, &budget));
   int64_t fit = config->batch_cells > 0 ? config->batch_cells
-                                         : (int64_t)(batch_memory_budget / bytes_per_cell(loop));
+                                         : (int64_t)(budget / bytes_per_cell(loop));
   loop->batch_cells = fit < 1 ? 1 : fit > cells ? cells : fit;
   if (loop->batch_cells < 1)
     loop->batch_cells = 1;

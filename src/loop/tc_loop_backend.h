@@ -13,6 +13,9 @@
 
 typedef struct tc_loop_backend {
   const char *name;
+  /// Bytes the batch arrays (inputs, outputs, geometry) of a rank may take
+  /// when run.batch_cells = 0: the loop sizes its workset from it.
+  tc_err (*batch_budget)(const tc_loop *loop, double *bytes);
   /// Sets up the backend's state (loop->state) once the loop's common part
   /// (results, batch inputs and outputs, assembly, basis) exists.
   tc_err (*create)(tc_loop *loop);

@@ -18,6 +18,18 @@ typedef struct {
   bool host_matrices_stale;   /* the host's matrices lag the device's */
 } cuda_state;
 
+/* A sixteenth of the GPU's memory, at most 8 GiB: on an H100 worksets of
+ * about 38,000 Q1 cells or 3,300 Q2 cells, where the loop's launches are
+ * long enough to fill the GPU (docs/measurements/mini-app-gpu.md: 16384-cell
+ * Q1 and 4096-cell Q2 worksets ran faster than the 512 MiB ones). */
+static tc_err cuda_batch_budget(const tc_loop *loop, double *bytes) {
+  size_t memory = 0;
+  TC_CALL(tc_device_memory_bytes(loop->device, &memory));
+  const double sixteenth = (double)memory / 16.0, most = 8.0 * 1024 * 1024 * 1024;
+  *bytes = sixteenth < most ? sixteenth : most;
+  return TC_SUCCESS;
+}
+
 static void cuda_destroy(tc_loop *loop) {
   cuda_state *s = loop->state;
   if (!s)
@@ -123,6 +135,7 @@ static tc_err cuda_copy_matrices(tc_loop *loop) {
 
 const tc_loop_backend tc_loop_backend_cuda = {
     .name = "cuda",
+    .batch_budget = cuda_batch_budget,
     .create = cuda_create,
     .destroy = cuda_destroy,
     .begin_step = cuda_begin_step,

@@ -22,6 +22,13 @@ typedef struct {
   double *gradients;    /* (C,F,P,3) physical basis gradients */
 } host_state;
 
+/* 512 MiB of batch arrays a rank. */
+static tc_err host_batch_budget(const tc_loop *loop, double *bytes) {
+  (void)loop;
+  *bytes = 512.0 * 1024 * 1024;
+  return TC_SUCCESS;
+}
+
 static void host_destroy(tc_loop *loop) {
   host_state *h = loop->state;
   if (!h)
@@ -236,6 +243,7 @@ static tc_err host_copy_matrices(tc_loop *loop) {
 
 const tc_loop_backend tc_loop_backend_host = {
     .name = "host",
+    .batch_budget = host_batch_budget,
     .create = host_create,
     .destroy = host_destroy,
     .begin_step = host_begin_step,

@@ -1,11 +1,13 @@
 /* tc_physics_fused_cuda: the elasticity trio with its inputs built on chip,
- * on the GPU (see tc_physics_fused.h). A block takes a few cells at a time
- * (one for Q2); for each chunk of quadrature points its threads build the
- * chunk's rows of A and B for those cells in shared memory from the batch's
- * geometry (computed in double as tc_physics_cuda's builders do, rounded
- * once to Real), then every thread adds the chunk's products into a TM x TM
- * register tile of its cell's (3F+1) x (3F+1) output, rows and columns
- * strided by the tile grid's side. Only the outputs go to device memory. */
+ * on the GPU (see tc_physics_fused.h). A block takes a group of cells at a
+ * time (ten for Q1, one for Q2): it parks the group's geometry (inverse
+ * Jacobians, measures, node coordinates) in shared memory, then, chunk of
+ * quadrature points by chunk, builds the rows of A and B of those points in
+ * shared memory (computed in double as tc_physics_cuda's builders do,
+ * rounded once to Real; each basis gradient once, for its three rows) and
+ * adds their products into TM x TM register tiles of each cell's
+ * (3F+1) x (3F+1) output, a tile's rows and columns strided by the side of
+ * the cell's thread grid. Only the outputs go to device memory. */
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -15,65 +17,65 @@ extern "C" {
 #include "tc_physics_fused.h"
 }
 
-#include "tc_cuda_grid.cuh"
-
 namespace {
 
-/// Largest output side (3F+1) the kernels take: 7 tiles of 6 and more.
 constexpr int kMaxTile = 6;
-constexpr int kMaxSide = 127;
-constexpr int kBlockThreads = 256;
-/// Shared memory a block may take without raising its limit.
-constexpr int kSharedBytes = 48 * 1024;
+/// Tiles up to this side keep two blocks an SM without spilling registers;
+/// larger ones (only where a smaller grid does not fit a block: Q2) run one.
+constexpr int kTwoBlockTile = 4;
+constexpr int kMaxSide = 127; ///< 3F + 1 for F <= 42
+constexpr int kMaxThreads = 256;
+/// Shared memory a block takes at most: two blocks fit on an SM.
+constexpr int kSharedBytes = 100 * 1024;
 
 /// How a launch splits its work; the same on host and device.
 struct fused_plan {
-  int side;        ///< rows of A and of B: 3F + 1
-  int grid;        ///< side of a cell's thread grid: ceil(side / TM)
-  int cell_threads;///< grid * grid
-  int cells;       ///< cells a block takes at a time
-  int points;      ///< quadrature points a chunk holds
-  int pitch;       ///< Real words a row of A or B takes in shared memory (odd)
+  int side;         ///< rows of A and of B: 3F + 1
+  int grid;         ///< side of a cell's thread grid: ceil(side / TM)
+  int cell_threads; ///< grid * grid
+  int cells;        ///< cells a block takes at a time
+  int points;       ///< quadrature points a chunk holds
+  int pitch;        ///< Real words a row of A or B takes in shared memory (odd)
 };
 
-/// J^{-T} grad_ref phi_a at point q of cell c (HGRADtransformGRAD), as
-/// tc_physics_cuda's physical_gradient.
-__device__ void basis_gradient(const tc_geometry_cuda_batch &g, int64_t c, int a, int64_t q,
-                               double out[3]) {
-  double inv[9];
-  for (int k = 0; k < 9; ++k)
-    inv[k] = g.inverses[(q * 9 + k) * g.stride + c];
-  const double *ref = g.ref_gradients + (a * g.num_points + q) * 3;
-  for (int i = 0; i < 3; ++i)
-    out[i] = inv[0 * 3 + i] * ref[0] + inv[1 * 3 + i] * ref[1] + inv[2 * 3 + i] * ref[2];
+/// The shared memory of a block: the rows of A and B of a chunk, then the
+/// group's geometry (double).
+template <typename Real> struct fused_shared {
+  Real *A, *B;
+  double *inverses; ///< [cell][P][9]
+  double *measures; ///< [cell][P]
+  double *coords;   ///< [cell][F][3]
+  __device__ fused_shared(unsigned char *bytes, const fused_plan &plan, int64_t P, int F) {
+    const int64_t rows = (int64_t)plan.cells * plan.side * plan.pitch;
+    A = reinterpret_cast<Real *>(bytes);
+    B = A + rows;
+    double *geometry = reinterpret_cast<double *>(
+        bytes + ((2 * rows * (int64_t)sizeof(Real) + 15) / 16) * 16);
+    inverses = geometry;
+    measures = inverses + plan.cells * P * 9;
+    coords = measures + plan.cells * P;
+    (void)F;
+  }
+};
+
+size_t shared_bytes(const fused_plan &plan, size_t real_size, int64_t P, int F) {
+  const size_t rows = (size_t)plan.cells * plan.side * plan.pitch;
+  return ((2 * rows * real_size + 15) / 16) * 16 +
+         (size_t)plan.cells * (size_t)(P * 10 + F * 3) * sizeof(double);
 }
 
-/// Row `row` of A and B of cell c at point q, 9 values each: rows 3a+i of
-/// the basis (a weighted stress and a strain), or row 3F of w_h.
+/// J^{-T} grad_ref phi_a at point q (HGRADtransformGRAD), as tc_physics_cuda's
+/// physical_gradient, from the cell's inverse Jacobians in shared memory.
+__device__ void basis_gradient(const double *inverse, const double *ref, double out[3]) {
+  for (int i = 0; i < 3; ++i)
+    out[i] = inverse[0 * 3 + i] * ref[0] + inverse[1 * 3 + i] * ref[1] + inverse[2 * 3 + i] * ref[2];
+}
+
+/// Writes sigma-and-eps rows: A = dV sigma(eps), B = eps, 9 values each.
 template <typename Real>
-__device__ void build_rows(const tc_geometry_cuda_batch &g, const tc_physics_fields &f,
-                           int64_t c, int row, int64_t q, Real *A, Real *B) {
-  const int F = g.num_fields;
-  const double dV = g.measures[q * g.stride + c];
-  double eps[9], sigma[9];
-  if (row < 3 * F) {
-    double grad[3];
-    basis_gradient(g, c, row / 3, q, grad);
-    tc_physics_basis_strain(row % 3, grad, eps);
-  } else {
-    double H[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-    for (int a = 0; a < F; ++a) {
-      double x[3], w[3], grad[3];
-      for (int i = 0; i < 3; ++i)
-        x[i] = g.node_coords[(a * 3 + i) * g.stride + c];
-      tc_physics_field_w(&f, x, w);
-      basis_gradient(g, c, a, q, grad);
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-          H[3 * i + j] += w[i] * grad[j];
-    }
-    tc_physics_symmetric_part(H, eps);
-  }
+__device__ void write_rows(const tc_physics_fields &f, const double eps[9], double dV, Real *A,
+                           Real *B) {
+  double sigma[9];
   tc_physics_stress_of_strain(&f, eps, sigma);
   for (int k = 0; k < 9; ++k) {
     A[k] = (Real)(dV * sigma[k]);
@@ -82,23 +84,34 @@ __device__ void build_rows(const tc_geometry_cuda_batch &g, const tc_physics_fie
 }
 
 template <typename Real, int TM>
-__global__ void __launch_bounds__(kBlockThreads)
+__global__ void __launch_bounds__(kMaxThreads, TM <= kTwoBlockTile ? 2 : 1)
     fused_kernel(tc_geometry_cuda_batch g, tc_physics_fields f, fused_plan plan, bool left,
                  Real *__restrict__ stiffness, Real *__restrict__ internal_force,
                  Real *__restrict__ stress_strain) {
-  extern __shared__ unsigned char shared_bytes[];
-  Real *A = reinterpret_cast<Real *>(shared_bytes);
-  Real *B = A + plan.cells * plan.side * plan.pitch;
-  const int side = plan.side, N = side - 1, grid = plan.grid;
+  extern __shared__ __align__(16) unsigned char shared_memory[];
   const int64_t C = g.cells, P = g.num_points;
+  const int F = g.num_fields, side = plan.side, N = side - 1, grid = plan.grid;
+  const fused_shared<Real> s(shared_memory, plan, P, F);
   const int local_cell = threadIdx.x / plan.cell_threads;
   const int t = threadIdx.x % plan.cell_threads;
   const int ty = t / grid, tx = t % grid;
   const bool computes = local_cell < plan.cells;
-  const int chunk_items = plan.cells * side * plan.points;
   for (int64_t c0 = (int64_t)blockIdx.x * plan.cells; c0 < C;
        c0 += (int64_t)gridDim.x * plan.cells) {
-    const int64_t c = c0 + local_cell;
+    /* the group's geometry, cell index fastest in the batch */
+    for (int i = threadIdx.x; i < plan.cells * P * 10 + plan.cells * F * 3; i += blockDim.x) {
+      if (i < plan.cells * P * 9) {
+        const int cell = i % plan.cells, k = (i / plan.cells) % 9, q = i / (plan.cells * 9);
+        s.inverses[(cell * P + q) * 9 + k] =
+            c0 + cell < C ? g.inverses[((int64_t)q * 9 + k) * g.stride + c0 + cell] : 1.0;
+      } else if (i < plan.cells * P * 10) {
+        const int j = i - plan.cells * (int)P * 9, cell = j % plan.cells, q = j / plan.cells;
+        s.measures[cell * P + q] = c0 + cell < C ? g.measures[(int64_t)q * g.stride + c0 + cell] : 0.0;
+      } else {
+        const int j = i - plan.cells * (int)P * 10, cell = j % plan.cells, ai = j / plan.cells;
+        s.coords[cell * F * 3 + ai] = c0 + cell < C ? g.node_coords[(int64_t)ai * g.stride + c0 + cell] : 0.0;
+      }
+    }
     Real acc[TM][TM];
 #pragma unroll
     for (int i = 0; i < TM; ++i)
@@ -106,26 +119,47 @@ __global__ void __launch_bounds__(kBlockThreads)
       for (int j = 0; j < TM; ++j)
         acc[i][j] = (Real)0;
     for (int64_t q0 = 0; q0 < P; q0 += plan.points) {
+      __syncthreads(); /* the geometry is parked; the last chunk's rows are used */
+      /* the chunk's rows: item (cell, a, point) writes rows 3a..3a+2 of A and
+       * B; item (cell, F, point) the row of w_h */
       const int points = (int)(P - q0 < plan.points ? P - q0 : plan.points);
-      /* build the chunk's rows: item = (cell, row, point) */
-      for (int item = threadIdx.x; item < chunk_items; item += blockDim.x) {
-        const int p = item % plan.points, row = (item / plan.points) % side;
-        const int cell = item / (plan.points * side);
-        const int64_t cc = c0 + cell;
-        Real *a_row = A + (cell * side + row) * plan.pitch + p * 9;
-        Real *b_row = B + (cell * side + row) * plan.pitch + p * 9;
-        if (cc < C && p < points) {
-          build_rows<Real>(g, f, cc, row, q0 + p, a_row, b_row);
+      const int items = plan.cells * (F + 1) * points;
+      for (int item = threadIdx.x; item < items; item += blockDim.x) {
+        const int p = item % points, a = (item / points) % (F + 1);
+        const int cell = item / (points * (F + 1));
+        const int64_t q = q0 + p;
+        Real *A = s.A + (cell * side + 3 * a) * plan.pitch + p * 9;
+        Real *B = s.B + (cell * side + 3 * a) * plan.pitch + p * 9;
+        const double *inverse = s.inverses + (cell * P + q) * 9;
+        const double dV = s.measures[cell * P + q];
+        double eps[9];
+        if (a < F) {
+          double grad[3];
+          basis_gradient(inverse, g.ref_gradients + (a * P + q) * 3, grad);
+          for (int i = 0; i < 3; ++i) {
+            tc_physics_basis_strain(i, grad, eps);
+            write_rows<Real>(f, eps, dV, A + i * plan.pitch, B + i * plan.pitch);
+          }
         } else {
-          for (int k = 0; k < 9; ++k)
-            a_row[k] = b_row[k] = (Real)0;
+          double H[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+          for (int b = 0; b < F; ++b) {
+            double w[3], grad[3];
+            tc_physics_field_w(&f, s.coords + (cell * F + b) * 3, w);
+            basis_gradient(inverse, g.ref_gradients + (b * P + q) * 3, grad);
+            for (int i = 0; i < 3; ++i)
+              for (int j = 0; j < 3; ++j)
+                H[3 * i + j] += w[i] * grad[j];
+          }
+          tc_physics_symmetric_part(H, eps);
+          write_rows<Real>(f, eps, dV, A, B);
         }
       }
       __syncthreads();
       if (computes) {
-        const Real *a_cell = A + local_cell * side * plan.pitch;
-        const Real *b_cell = B + local_cell * side * plan.pitch;
-        for (int k = 0; k < points * 9; ++k) {
+        const Real *a_cell = s.A + local_cell * side * plan.pitch;
+        const Real *b_cell = s.B + local_cell * side * plan.pitch;
+        const int length = points * 9;
+        for (int k = 0; k < length; ++k) {
           Real a[TM], b[TM];
 #pragma unroll
           for (int i = 0; i < TM; ++i) {
@@ -140,8 +174,9 @@ __global__ void __launch_bounds__(kBlockThreads)
               acc[i][j] += a[i] * b[j];
         }
       }
-      __syncthreads();
     }
+    __syncthreads(); /* the group's geometry and rows are no longer read */
+    const int64_t c = c0 + local_cell;
     if (!computes || c >= C)
       continue;
 #pragma unroll
@@ -161,12 +196,15 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 /// The tile side TM for an output side: among the tiles whose cell grid
 /// fits in a block, the one that pads the output least, the larger on a tie
-/// (more products per value read). Q1 (side 25): 5; Q2 (side 82): 6.
+/// (more products per value read), up to kTwoBlockTile where one fits
+/// there. Q1 (side 25): 4; Q2 (side 82): 6.
 int tile_for(int side) {
   int best = 0, best_padded = 0;
   for (int tm = 1; tm <= kMaxTile; ++tm) {
+    if (tm > kTwoBlockTile && best > 0)
+      break;
     const int grid = (side + tm - 1) / tm;
-    if (grid * grid > kBlockThreads)
+    if (grid * grid > kMaxThreads)
       continue;
     const int padded = grid * tm;
     if (best == 0 || padded <= best_padded) {
@@ -180,28 +218,56 @@ int tile_for(int side) {
 template <typename Real, int TM>
 tc_err launch(const tc_geometry_cuda_batch &g, const tc_physics_fields &f, fused_plan plan,
               bool left, const tc_physics_fused_outputs *out, cudaStream_t stream) {
+  const int64_t P = g.num_points;
+  const int F = g.num_fields;
   plan.grid = (plan.side + TM - 1) / TM;
   plan.cell_threads = plan.grid * plan.grid;
-  plan.cells = kBlockThreads / plan.cell_threads;
-  /* points a chunk holds: as many as fit in the shared memory (a row's
-   * pitch odd, so that the rows a warp reads fall in different banks) */
-  const int row_words = kSharedBytes / (2 * plan.cells * plan.side * (int)sizeof(Real));
-  int points = (row_words - 1) / 9;
-  points = points < 1 ? 1 : points > g.num_points ? (int)g.num_points : points;
-  plan.points = points;
-  plan.pitch = 9 * points + ((9 * points) % 2 == 0 ? 1 : 0);
-  const size_t shared = (size_t)2 * plan.cells * plan.side * plan.pitch * sizeof(Real);
+  plan.cells = kMaxThreads / plan.cell_threads;
+  /* the most points a chunk can hold beside the geometry (a row's pitch
+   * odd, so that the rows a warp reads fall in different banks); fewer
+   * cells a block when not even one point fits */
+  for (;;) {
+    plan.points = 1;
+    plan.pitch = 9;
+    while (plan.points < P) {
+      fused_plan more = plan;
+      ++more.points;
+      more.pitch = 9 * more.points + ((9 * more.points) % 2 == 0 ? 1 : 0);
+      if (shared_bytes(more, sizeof(Real), P, F) > (size_t)kSharedBytes)
+        break;
+      plan = more;
+    }
+    if (shared_bytes(plan, sizeof(Real), P, F) <= (size_t)kSharedBytes || plan.cells == 1)
+      break;
+    --plan.cells;
+  }
+  const size_t shared = shared_bytes(plan, sizeof(Real), P, F);
   TC_CHECK(shared <= (size_t)kSharedBytes, TC_ERR_UNSUPPORTED,
-           "the fused elasticity needs %zu bytes of shared memory for elements of %d nodes",
-           shared, g.num_fields);
+           "the fused elasticity needs %zu bytes of shared memory for elements of %d nodes and "
+           "%lld points",
+           shared, F, (long long)P);
+  const int threads = ((plan.cells * plan.cell_threads + 31) / 32) * 32;
+  auto kernel = fused_kernel<Real, TM>;
+  static bool raised = false; /* the limit is the kernel's: raised once, to the most */
+  if (!raised) {
+    TC_CUDA_CALL(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      kSharedBytes));
+    raised = true;
+  }
+  int device = 0, sms = 0, per_sm = 0;
+  TC_CUDA_CALL(cudaGetDevice(&device));
+  TC_CUDA_CALL(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  TC_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
+  TC_CHECK(per_sm > 0, TC_ERR_CUDA, "the fused elasticity (%d threads, %zu bytes of shared "
+           "memory) does not fit on this GPU", threads, shared);
   const int64_t groups = (g.cells + plan.cells - 1) / plan.cells;
-  const unsigned blocks = (unsigned)(groups < tc_cuda_grid::kMaxBlocks ? groups
-                                                                      : tc_cuda_grid::kMaxBlocks);
+  const int64_t wave = (int64_t)sms * per_sm;
+  const unsigned blocks = (unsigned)(groups < wave ? groups : wave);
   if (blocks == 0)
     return TC_SUCCESS;
-  fused_kernel<Real, TM><<<blocks, kBlockThreads, shared, stream>>>(
-      g, f, plan, left, (Real *)out->stiffness, (Real *)out->internal_force,
-      (Real *)out->stress_strain);
+  kernel<<<blocks, threads, shared, stream>>>(g, f, plan, left, (Real *)out->stiffness,
+                                              (Real *)out->internal_force,
+                                              (Real *)out->stress_strain);
   TC_CUDA_CALL(cudaGetLastError());
   return TC_SUCCESS;
 }
