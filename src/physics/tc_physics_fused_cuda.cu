@@ -7,7 +7,12 @@
  * rounded once to Real; each basis gradient once, for its three rows) and
  * adds their products into TM x TM register tiles of each cell's
  * (3F+1) x (3F+1) output, a tile's rows and columns strided by the side of
- * the cell's thread grid. Only the outputs go to device memory. */
+ * the cell's thread grid (the FMA form: float, and double on GPUs older
+ * than sm_90). Double on sm_90 takes the tensor-core form: a block per cell,
+ * chunks of 16 points by a few stress and strain components, the chunk's k
+ * ordered component-major so that each 16 of k is one component at 16
+ * points, and the warps' 16 x 8 DMMA tiles of the padded output summing
+ * them (tc_cuda_mma.cuh). Only the outputs go to device memory. */
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -16,6 +21,8 @@ extern "C" {
 #include "tc_cuda_call.h"
 #include "tc_physics_fused.h"
 }
+
+#include "tc_cuda_mma.cuh"
 
 namespace {
 
@@ -194,6 +201,248 @@ __global__ void __launch_bounds__(kMaxThreads, TM <= kTwoBlockTile ? 2 : 1)
   }
 }
 
+/* ---- the tensor-core form (double, sm_90) ---- */
+
+constexpr int kMmaWarps = 8;
+constexpr int kMmaMostTiles = 12; ///< 16 x 8 tiles a warp holds at most
+/// Shared memory of a block of the tensor-core form: two blocks an SM when a
+/// chunk of 3 components fits in half of it.
+constexpr int kMmaSharedBytes = 200 * 1024;
+
+/// How the tensor-core form splits a cell: the padded output, the chunk.
+struct mma_plan {
+  int side;            ///< 3F + 1
+  int m_tiles, n_tiles;///< 16-row and 8-column tiles over the padded output
+  int components;      ///< stress and strain components a chunk holds: 1, 3 or 9
+  int pitch;           ///< doubles a row of A or B takes: 16 components + 2
+};
+
+size_t mma_shared_bytes(const mma_plan &plan, int64_t P, int F) {
+  return (size_t)(plan.m_tiles * 16 + plan.n_tiles * 8) * plan.pitch * sizeof(double) +
+         (size_t)(P * 10 + F * 3) * sizeof(double);
+}
+
+/// Components c0 .. c0 + count - 1 of a point's rows, A = dV sigma(eps) and
+/// B = eps, at stride 16 (k = 16 s + point); every index a constant, so the
+/// tensors stay in registers.
+__device__ void write_chunk(const tc_physics_fields &f, const double eps[9], double dV, int c0,
+                            int count, double *A, double *B) {
+  double sigma[9];
+  tc_physics_stress_of_strain(&f, eps, sigma);
+#pragma unroll
+  for (int k = 0; k < 9; ++k)
+    if (k >= c0 && k < c0 + count) {
+      A[16 * (k - c0)] = dV * sigma[k];
+      B[16 * (k - c0)] = eps[k];
+    }
+}
+
+/// The whole trio of a cell on the tensor cores: A and B of 16 points by
+/// `components` components a chunk, row r holding component c0 + s of
+/// point q0 + p at k = 16 s + p (rows and points past the element's are
+/// zero), and each warp's tiles (tile w, w + warps, ...) adding the chunk's
+/// 16 x 8 x 16 products.
+template <int T>
+__global__ void __launch_bounds__(kMmaWarps * 32, T <= 2 ? 2 : 1)
+    fused_mma_kernel(tc_geometry_cuda_batch g, tc_physics_fields f, mma_plan plan, bool left,
+                     double *__restrict__ stiffness, double *__restrict__ internal_force,
+                     double *__restrict__ stress_strain) {
+  extern __shared__ __align__(16) unsigned char shared_memory[];
+  const int64_t C = g.cells, P = g.num_points;
+  const int F = g.num_fields, side = plan.side, N = side - 1, pitch = plan.pitch;
+  const int a_rows = plan.m_tiles * 16, b_rows = plan.n_tiles * 8;
+  double *A = reinterpret_cast<double *>(shared_memory);
+  double *B = A + a_rows * pitch;
+  double *inverses = B + b_rows * pitch, *measures = inverses + P * 9,
+         *coords = measures + P;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int group = lane / 4, member = lane % 4;
+  const int tiles = plan.m_tiles * plan.n_tiles;
+  /* the padding rows stay zero */
+  for (int i = threadIdx.x; i < (a_rows - side) * pitch; i += blockDim.x)
+    A[side * pitch + i] = 0.0;
+  for (int i = threadIdx.x; i < (b_rows - side) * pitch; i += blockDim.x)
+    B[side * pitch + i] = 0.0;
+  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
+    __syncthreads(); /* the last cell's geometry and rows are used */
+    for (int i = threadIdx.x; i < P * 10 + F * 3; i += blockDim.x) {
+      if (i < P * 9)
+        inverses[i] = g.inverses[(int64_t)i * g.stride + c];
+      else if (i < P * 10)
+        measures[i - P * 9] = g.measures[(int64_t)(i - P * 9) * g.stride + c];
+      else
+        coords[i - P * 10] = g.node_coords[(int64_t)(i - P * 10) * g.stride + c];
+    }
+    double acc[T][4];
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+#pragma unroll
+      for (int v = 0; v < 4; ++v)
+        acc[t][v] = 0.0;
+    for (int64_t q0 = 0; q0 < P; q0 += 16)
+      for (int c0 = 0; c0 < 9; c0 += plan.components) {
+        __syncthreads(); /* the geometry is parked; the last chunk's rows are used */
+        /* item (a, point): rows 3a..3a+2 (a < F) or the row of w_h (a = F) */
+        for (int item = threadIdx.x; item < (F + 1) * 16; item += blockDim.x) {
+          const int p = item % 16, a = item / 16;
+          const int64_t q = q0 + p;
+          const double dV = q < P ? measures[q] : 0.0;
+          if (a < F) {
+            double grad[3] = {0.0, 0.0, 0.0};
+            if (q < P)
+              basis_gradient(inverses + q * 9, g.ref_gradients + (a * P + q) * 3, grad);
+#pragma unroll
+            for (int i = 0; i < 3; ++i) {
+              double eps[9];
+              tc_physics_basis_strain(i, grad, eps);
+              write_chunk(f, eps, dV, c0, plan.components, A + (3 * a + i) * pitch + p,
+                          B + (3 * a + i) * pitch + p);
+            }
+          } else {
+            double H[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, eps[9];
+            for (int b = 0; b < F && q < P; ++b) {
+              double w[3], grad[3];
+              tc_physics_field_w(&f, coords + b * 3, w);
+              basis_gradient(inverses + q * 9, g.ref_gradients + (b * P + q) * 3, grad);
+              for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j)
+                  H[3 * i + j] += w[i] * grad[j];
+            }
+            tc_physics_symmetric_part(H, eps);
+            write_chunk(f, eps, dV, c0, plan.components, A + 3 * F * pitch + p,
+                        B + 3 * F * pitch + p);
+          }
+        }
+        __syncthreads();
+        for (int s = 0; s < plan.components; ++s) {
+          const int k16 = 16 * s + 4 * member;
+#pragma unroll
+          for (int t = 0; t < T; ++t) {
+            const int tile = warp + kMmaWarps * t;
+            if (tile >= tiles)
+              break;
+            const int m = tile / plan.n_tiles, n = tile % plan.n_tiles;
+            double2 a[2][2], b[2];
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int u = 0; u < 2; ++u)
+                a[h][u] = *reinterpret_cast<const double2 *>(
+                    A + (m * 16 + 8 * h + group) * pitch + k16 + 2 * u);
+#pragma unroll
+            for (int u = 0; u < 2; ++u)
+              b[u] = *reinterpret_cast<const double2 *>(B + (n * 8 + group) * pitch + k16 + 2 * u);
+            tc_cuda::mma_16x8x16(acc[t], a, b);
+          }
+        }
+      }
+#pragma unroll
+    for (int t = 0; t < T; ++t) {
+      const int tile = warp + kMmaWarps * t;
+      if (tile >= tiles)
+        break;
+      const int m = tile / plan.n_tiles, n = tile % plan.n_tiles;
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        const int l = 16 * m + 8 * (v / 2) + group, r = 8 * n + 2 * member + v % 2;
+        if (l < N && r < N && stiffness)
+          stiffness[left ? c + C * (l + (int64_t)N * r) : (c * N + l) * N + r] = acc[t][v];
+        else if (l == N && r < N && internal_force)
+          internal_force[left ? c + C * r : c * N + r] = acc[t][v];
+        else if (l == N && r == N && stress_strain)
+          stress_strain[c] = acc[t][v];
+      }
+    }
+  }
+}
+
+/// True when this binary holds sm_90 code of the tensor-core form (its DMMA
+/// shape exists nowhere else).
+bool mma_form_available() {
+  static const bool available = [] {
+    cudaFuncAttributes attributes;
+    if (cudaFuncGetAttributes(&attributes, fused_mma_kernel<1>) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return attributes.binaryVersion >= 90;
+  }();
+  return available;
+}
+
+/// Launches the tensor-core form with T tiles a warp.
+template <int T>
+tc_err launch_mma_tiles(const tc_geometry_cuda_batch &g, const tc_physics_fields &f,
+                        const mma_plan &plan, size_t shared, bool left,
+                        const tc_physics_fused_outputs *out, cudaStream_t stream) {
+  static bool raised = false; /* the limit is the kernel's: raised once, to the most */
+  if (!raised) {
+    TC_CUDA_CALL(cudaFuncSetAttribute(fused_mma_kernel<T>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      kMmaSharedBytes));
+    raised = true;
+  }
+  int device = 0, sms = 0, per_sm = 0;
+  TC_CUDA_CALL(cudaGetDevice(&device));
+  TC_CUDA_CALL(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  TC_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_mma_kernel<T>,
+                                                             kMmaWarps * 32, shared));
+  TC_CHECK(per_sm > 0, TC_ERR_CUDA, "the fused elasticity's tensor-core form (%zu bytes of "
+           "shared memory) does not fit on this GPU", shared);
+  const int64_t wave = (int64_t)sms * per_sm;
+  const unsigned blocks = (unsigned)(g.cells < wave ? g.cells : wave);
+  if (blocks == 0)
+    return TC_SUCCESS;
+  fused_mma_kernel<T><<<blocks, kMmaWarps * 32, shared, stream>>>(
+      g, f, plan, left, (double *)out->stiffness, (double *)out->internal_force,
+      (double *)out->stress_strain);
+  TC_CUDA_CALL(cudaGetLastError());
+  return TC_SUCCESS;
+}
+
+/// Launches the tensor-core form; *ran false when the element does not fit
+/// it (too many tiles a warp, or too little shared memory), for the FMA form.
+tc_err launch_mma(const tc_geometry_cuda_batch &g, const tc_physics_fields &f, int side,
+                  bool left, const tc_physics_fused_outputs *out, cudaStream_t stream,
+                  bool *ran) {
+  *ran = false;
+  mma_plan plan = {};
+  plan.side = side;
+  plan.m_tiles = (side + 15) / 16;
+  plan.n_tiles = (side + 7) / 8;
+  const int per_warp = (plan.m_tiles * plan.n_tiles + kMmaWarps - 1) / kMmaWarps;
+  if (per_warp > kMmaMostTiles || !mma_form_available())
+    return TC_SUCCESS;
+  /* the most components a chunk that fits in half the budget (two blocks an
+   * SM), else in all of it */
+  const int choices[3] = {9, 3, 1};
+  size_t shared = 0;
+  bool fits = false;
+  for (size_t budget : {(size_t)kMmaSharedBytes / 2, (size_t)kMmaSharedBytes}) {
+    for (int components : choices) {
+      plan.components = components;
+      plan.pitch = 16 * components + 2; /* rows 16 bytes apart in the banks */
+      shared = mma_shared_bytes(plan, g.num_points, g.num_fields);
+      if ((fits = shared <= budget))
+        break;
+    }
+    if (fits)
+      break;
+  }
+  if (!fits)
+    return TC_SUCCESS;
+  *ran = true;
+  if (per_warp <= 1)
+    return launch_mma_tiles<1>(g, f, plan, shared, left, out, stream);
+  if (per_warp <= 2)
+    return launch_mma_tiles<2>(g, f, plan, shared, left, out, stream);
+  if (per_warp <= 4)
+    return launch_mma_tiles<4>(g, f, plan, shared, left, out, stream);
+  if (per_warp <= 9)
+    return launch_mma_tiles<9>(g, f, plan, shared, left, out, stream);
+  return launch_mma_tiles<kMmaMostTiles>(g, f, plan, shared, left, out, stream);
+}
+
 /// The tile side TM for an output side: among the tiles whose cell grid
 /// fits in a block, the one that pads the output least, the larger on a tie
 /// (more products per value read), up to kTwoBlockTile where one fits
@@ -310,7 +559,12 @@ extern "C" tc_err tc_physics_cuda_fused_elasticity(const tc_geometry_cuda_batch 
            (long long)batch->stride);
   const bool left = layout == TC_LAYOUT_LEFT;
   cudaStream_t s = (cudaStream_t)stream;
-  if (precision == TC_DOUBLE)
+  if (precision == TC_DOUBLE) {
+    bool ran = false;
+    TC_CALL(launch_mma(*batch, *fields, plan.side, left, outputs, s, &ran));
+    if (ran)
+      return TC_SUCCESS;
     return launch_tile<double>(tm, *batch, *fields, plan, left, outputs, s);
+  }
   return launch_tile<float>(tm, *batch, *fields, plan, left, outputs, s);
 }
