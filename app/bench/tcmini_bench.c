@@ -3,7 +3,9 @@
  * (random inputs, warm-up, repetitions each after a cache flush, median),
  * verifies every row against the serial reference, and compares with the
  * roofline it measures itself (the CPU's per thread count, the GPU's for the
- * CUDA backend, where cuBLAS's batched GEMM is timed as a yardstick too). Replays a contraction stored in HDF5. Runs on
+ * CUDA backend); FieldField cases in layout right get a row of the vendor
+ * variant too (cuBLAS, libxsmm), the yardstick. Replays a contraction stored
+ * in HDF5. Runs on
  * one rank: under mpirun the other ranks wait. Exit code: 0 when every row
  * is verified, 1 on a failed row or an error, 2 on a bad command line. */
 #include <math.h>
@@ -21,7 +23,6 @@
 #include "tc_parallel.h"
 #include "tc_replay.h"
 #include "bench_roofline_cuda.h"
-#include "contract_cuda_yardstick.h"
 
 enum { EXIT_VERIFY_FAILED = 1, EXIT_BAD_OPTIONS = 2 };
 enum { MAX_CONFIGS = TC_BACKEND_COUNT * BENCH_MAX_THREAD_COUNTS };
@@ -182,15 +183,11 @@ typedef struct {
   bench_flush *device_flush; /* owned: CUDA only */
   tc_device_timer *timer;
   device_arrays arrays;
-  tc_cuda_yardstick *yardstick; /* CUDA FieldField cases in layout right */
-  bool use_yardstick;  /* the row being timed is the yardstick's */
 } bench_device;
 
-/* The timed call: the contraction through the public seam, or the yardstick. */
+/* The timed call: the contraction through the public seam. */
 static tc_err run_contraction(bench_device *d, const tc_contraction *shape, tc_variant variant) {
   device_arrays *a = &d->arrays;
-  if (d->use_yardstick)
-    return tc_cuda_yardstick_run(d->yardstick, shape, a->left, a->right, a->output);
   return tc_contract(tc_device_contract_backend(d->device), shape, variant, a->left, a->right,
                      a->output, tc_device_stream(d->device));
 }
@@ -258,10 +255,7 @@ static tc_err run_row(bench_run *run, const backend_config *config, bench_device
   row.preset = preset;
   row.backend = config->backend;
   row.threads = tc_device_num_threads(d->device);
-  if (d->use_yardstick)
-    row.yardstick = "cublas";
-  else
-    TC_CALL(tc_contract_resolve(tc_device_contract_backend(d->device), shape, variant, &row.variant));
+  TC_CALL(tc_contract_resolve(tc_device_contract_backend(d->device), shape, variant, &row.variant));
 
   int64_t output_count = tc_contraction_output_count(shape);
   if (!shape->sum_into) { /* an entry the kernel never writes stays NaN and fails */
@@ -329,7 +323,6 @@ static void close_device(bench_device *d) {
   }
   tc_device_timer_destroy(&d->timer);
   bench_flush_destroy(&d->device_flush);
-  tc_cuda_yardstick_destroy(&d->yardstick);
   tc_device_destroy(&d->device);
 }
 
@@ -395,17 +388,17 @@ static tc_err run_config(bench_run *run, const backend_config *config, const lay
   if (err == TC_SUCCESS) {
     tc_variant variants[TC_VARIANT_COUNT];
     int count = variants_for(run, tc_device_contract_backend(d.device), &host->shape, variants);
-    for (int v = 0; v < count && err == TC_SUCCESS; ++v)
+    bool vendor_timed = false;
+    for (int v = 0; v < count && err == TC_SUCCESS; ++v) {
       err = run_row(run, config, &d, host, preset, variants[v], serial_median, capture);
-    if (err == TC_SUCCESS && config->backend == TC_BACKEND_CUDA && !run->options->no_yardstick &&
-        tc_cuda_yardstick_supports(&host->shape)) {
-      tc_cuda_yardstick *yardstick = NULL;
-      err = tc_cuda_yardstick_create(tc_device_stream(d.device), &yardstick);
-      d.yardstick = yardstick;
-      d.use_yardstick = true;
-      if (err == TC_SUCCESS)
-        err = run_row(run, config, &d, host, preset, TC_VARIANT_AUTO, serial_median, NULL);
+      vendor_timed = vendor_timed || variants[v] == TC_VARIANT_VENDOR;
     }
+    /* The yardstick: the vendor variant after the others, where it runs. */
+    const tc_contract_backend *backend = tc_device_contract_backend(d.device);
+    if (err == TC_SUCCESS && !vendor_timed && config->backend != TC_BACKEND_SERIAL &&
+        !run->options->no_yardstick &&
+        tc_contract_supports(backend, &host->shape, TC_VARIANT_VENDOR))
+      err = run_row(run, config, &d, host, preset, TC_VARIANT_VENDOR, serial_median, NULL);
   }
   close_device(&d);
   return err;

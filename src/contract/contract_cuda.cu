@@ -11,6 +11,7 @@ extern "C" {
 }
 
 #include "contract_cuda_kernels.cuh"
+#include "contract_cuda_vendor.h"
 #include "contract_cuda_mma.cuh"
 #include "contract_cuda_mma_slabs.cuh"
 #include "contract_cuda_mma_strips.cuh"
@@ -432,6 +433,8 @@ bool cuda_supports(const tc_contraction *s, tc_variant variant) {
   case TC_VARIANT_CELL_ROWS:
     return tc_kernel_is_data_field(s->kernel) && s->layout == TC_LAYOUT_RIGHT &&
            tc_contraction_length(s) <= INT32_MAX && s->num_left_fields <= INT32_MAX;
+  case TC_VARIANT_VENDOR:
+    return tc_cuda_vendor_supports(s);
   default:
     return false;
   }
@@ -445,6 +448,11 @@ tc_variant cuda_choose(const tc_contraction *s) {
   const bool single = s->precision == TC_FLOAT, right = s->layout == TC_LAYOUT_RIGHT;
   // FieldField: shared-memory tiles win but for short sums (K <= 24) on
   // 8 x 8 matrices in layout left (FLAT's cell-grouped order) and in float.
+  // TC_VARIANT_VENDOR (cuBLAS) is a candidate like the others: a rule here
+  // that returns it for a class of shapes runs cuBLAS there, as a tuning
+  // file's entry does per device. No rule takes it yet: the figures of
+  // `tcmini-bench --backend cuda --sweep` decide where it wins
+  // (docs/tuning.md).
   if (tc_kernel_is_field_field(s->kernel))
     return std::min(s->num_left_fields, s->num_right_fields) <= 8 &&
                    K <= kFlatFieldFieldMaxLength && (single || !right)
@@ -472,6 +480,8 @@ tc_variant cuda_choose(const tc_contraction *s) {
 tc_err cuda_run(const tc_contraction *s, tc_variant variant, const void *left, const void *right,
                 void *output, void *stream) {
   cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
+  if (variant == TC_VARIANT_VENDOR)
+    return tc_cuda_vendor_run(s, left, right, output, cuda_stream);
   if (s->precision == TC_DOUBLE)
     return run_typed<double>(s, variant, left, right, output, cuda_stream);
   return run_typed<float>(s, variant, left, right, output, cuda_stream);
@@ -479,5 +489,6 @@ tc_err cuda_run(const tc_contraction *s, tc_variant variant, const void *left, c
 
 } // namespace
 
-extern "C" const tc_contract_backend tc_contract_backend_cuda = {TC_BACKEND_CUDA, cuda_supports,
-                                                                 cuda_choose, cuda_run};
+extern "C" const tc_contract_backend tc_contract_backend_cuda = {
+    TC_BACKEND_CUDA, cuda_supports,          cuda_choose, cuda_run,
+    tc_cuda_vendor_library, tc_cuda_vendor_release};

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract_openmp_vendor.h"
 #include "tc_contract_backend.h"
 
 #ifdef __AVX512F__
@@ -243,7 +244,8 @@ enum {
 #undef TC_SUFFIX
 
 static bool openmp_supports(const tc_contraction *shape, tc_variant variant) {
-  (void)shape;
+  if (variant == TC_VARIANT_VENDOR)
+    return tc_openmp_vendor_supports(shape);
   return variant == TC_VARIANT_FLAT || variant == TC_VARIANT_BLOCKED;
 }
 
@@ -272,6 +274,8 @@ static tc_err openmp_run(const tc_contraction *shape, tc_variant variant, const 
     if (shape->precision == TC_FLOAT)
       return gemm ? omp_gemm_float(&v, a, b, output) : omp_stream_float(&v, a, b, output);
     return gemm ? omp_gemm_double(&v, a, b, output) : omp_stream_double(&v, a, b, output);
+  case TC_VARIANT_VENDOR:
+    return tc_openmp_vendor_run(shape, left, right, output);
   default:
     TC_FAIL(TC_ERR_INTERNAL, "OpenMP backend given variant %s", tc_variant_name(variant));
   }
@@ -282,4 +286,6 @@ const tc_contract_backend tc_contract_backend_openmp = {
     .supports = openmp_supports,
     .choose = openmp_choose,
     .run = openmp_run,
+    .vendor_library = tc_openmp_vendor_library,
+    .release = NULL,
 };

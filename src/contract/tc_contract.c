@@ -9,6 +9,7 @@
 
 #include "tc_build.h"
 #include "tc_contract_backend.h"
+#include "tc_tuning.h"
 
 static const char *const kernel_names[TC_KERNEL_COUNT] = {
     [TC_FIELD_FIELD_SCALAR] = "FieldFieldScalar", [TC_FIELD_FIELD_VECTOR] = "FieldFieldVector",
@@ -35,7 +36,12 @@ static const char *const variant_names[TC_VARIANT_COUNT] = {
     [TC_VARIANT_TILING] = "tiling",
     [TC_VARIANT_STAGED] = "staged",
     [TC_VARIANT_CELL_ROWS] = "cell-rows",
+    [TC_VARIANT_VENDOR] = "vendor",
 };
+/* What the vendor variant is also called: the name the CUDA users know. */
+static const char vendor_alias[] = "cublas";
+static const char *const choice_names[TC_CHOICE_COUNT] = {
+    [TC_CHOICE_ASKED] = "asked", [TC_CHOICE_RULE] = "rule", [TC_CHOICE_TUNING] = "tuning"};
 static const char *const backend_names[TC_BACKEND_COUNT] = {
     [TC_BACKEND_SERIAL] = "serial", [TC_BACKEND_OPENMP] = "openmp", [TC_BACKEND_CUDA] = "cuda"};
 
@@ -117,10 +123,18 @@ const char *tc_variant_name(tc_variant variant) {
 }
 
 tc_err tc_variant_from_name(const char *name, tc_variant *variant) {
+  if (name != NULL && equal_ignoring_case(name, vendor_alias)) {
+    *variant = TC_VARIANT_VENDOR;
+    return TC_SUCCESS;
+  }
   int value = 0;
   TC_CALL(lookup_or_fail(variant_names, TC_VARIANT_COUNT, "variant", name, &value));
   *variant = (tc_variant)value;
   return TC_SUCCESS;
+}
+
+const char *tc_choice_name(tc_choice choice) {
+  return table_name(choice_names, TC_CHOICE_COUNT, (int)choice);
 }
 
 const char *tc_backend_name(tc_backend_kind backend) {
@@ -346,6 +360,11 @@ int64_t tc_layout_offset(tc_layout layout, int rank, const int64_t dims[], const
   return offset;
 }
 
+void tc_contract_backend_release(const tc_contract_backend *backend) {
+  if (backend != NULL && backend->release != NULL)
+    backend->release();
+}
+
 const tc_contract_backend *tc_contract_backend_get(tc_backend_kind kind) {
   switch (kind) {
   case TC_BACKEND_SERIAL:
@@ -387,29 +406,88 @@ bool tc_contract_supports(const tc_contract_backend *backend, const tc_contracti
   return backend->supports(&copy, variant);
 }
 
-/* Resolution on a shape already normalized and validated. */
-static tc_err resolve_valid(const tc_contract_backend *backend, const tc_contraction *shape,
-                            tc_variant variant, tc_variant *resolved) {
+const char *tc_contract_vendor_library(const tc_contract_backend *backend) {
+  return backend != NULL && backend->vendor_library != NULL ? backend->vendor_library() : NULL;
+}
+
+const char *tc_contract_vendor_refusal(const tc_contract_backend *backend,
+                                       const tc_contraction *shape) {
+  if (backend == NULL)
+    return "the backend is not compiled into this build";
+  if (tc_contract_vendor_library(backend) == NULL)
+    return backend->kind == TC_BACKEND_SERIAL
+               ? "the serial backend is the reference and has no vendor library"
+           : backend->kind == TC_BACKEND_OPENMP
+               ? "this build has no libxsmm, the openmp backend's vendor library (install "
+                 "libxsmm-dev and configure again)"
+               : "this build has no vendor library for the backend";
+  if (shape == NULL)
+    return "no contraction shape given";
+  tc_contraction copy = *shape;
+  tc_contraction_normalize(&copy);
+  if (!tc_kernel_is_field_field(copy.kernel))
+    return "the vendor variant runs the FieldField kernels only (batches of matrix products)";
+  if (copy.layout != TC_LAYOUT_RIGHT)
+    return "the vendor variant runs layout right only: in layout left the cell index is "
+           "fastest, so no matrix of a cell has the unit-stride dimension a vendor GEMM needs";
+  if (!backend->supports(&copy, TC_VARIANT_VENDOR))
+    return "the shape is beyond the vendor library's sizes (L, R, P*D1*D2 and C must fit in "
+           "a 32-bit int)";
+  return NULL;
+}
+
+/* Resolution on a shape already normalized and validated: AUTO through the
+ * tuning (when it covers the shape with a variant the backend runs) or the
+ * backend's rules. */
+static tc_err resolve_valid(const tc_contract_backend *backend, const tc_tuning *tuning,
+                            const tc_contraction *shape, tc_variant variant,
+                            tc_variant *resolved, tc_choice *source) {
   TC_CHECK(variant >= 0 && variant < TC_VARIANT_COUNT, TC_ERR_ARGUMENT, "unknown variant %d",
            (int)variant);
+  TC_CHECK(tuning == NULL || tc_tuning_backend(tuning) == backend->kind, TC_ERR_ARGUMENT,
+           "a tuning file of the %s backend given to the %s backend",
+           tc_backend_name(tc_tuning_backend(tuning)), tc_backend_name(backend->kind));
   if (variant == TC_VARIANT_AUTO) {
-    *resolved = backend->choose(shape);
+    tc_variant tuned = TC_VARIANT_AUTO;
+    if (tuning != NULL && tc_tuning_lookup(tuning, shape, &tuned) && tuned != TC_VARIANT_AUTO &&
+        backend->supports(shape, tuned)) {
+      *resolved = tuned;
+      *source = TC_CHOICE_TUNING;
+    } else {
+      *resolved = backend->choose(shape);
+      *source = TC_CHOICE_RULE;
+    }
     return TC_SUCCESS;
+  }
+  if (variant == TC_VARIANT_VENDOR) {
+    const char *refusal = tc_contract_vendor_refusal(backend, shape);
+    TC_CHECK(refusal == NULL, TC_ERR_UNSUPPORTED,
+             "the %s backend does not run variant 'vendor' on %s (%s layout, %s): %s",
+             tc_backend_name(backend->kind), tc_kernel_name(shape->kernel),
+             tc_layout_name(shape->layout), tc_precision_name(shape->precision), refusal);
   }
   TC_CHECK(backend->supports(shape, variant), TC_ERR_UNSUPPORTED,
            "the %s backend does not run variant '%s' on %s (%s layout, %s)",
            tc_backend_name(backend->kind), tc_variant_name(variant), tc_kernel_name(shape->kernel),
            tc_layout_name(shape->layout), tc_precision_name(shape->precision));
   *resolved = variant;
+  *source = TC_CHOICE_ASKED;
   return TC_SUCCESS;
 }
 
 tc_err tc_contract_resolve(const tc_contract_backend *backend, const tc_contraction *shape,
                            tc_variant variant, tc_variant *resolved) {
+  tc_choice source;
+  return tc_contract_choose(backend, NULL, shape, variant, resolved, &source);
+}
+
+tc_err tc_contract_choose(const tc_contract_backend *backend, const tc_tuning *tuning,
+                          const tc_contraction *shape, tc_variant variant, tc_variant *resolved,
+                          tc_choice *source) {
   TC_CHECK(backend != NULL, TC_ERR_UNSUPPORTED, "backend not compiled into this build");
   tc_contraction copy;
   TC_CALL(normalized_valid_copy(shape, &copy));
-  return resolve_valid(backend, &copy, variant, resolved);
+  return resolve_valid(backend, tuning, &copy, variant, resolved, source);
 }
 
 tc_err tc_contract(const tc_contract_backend *backend, const tc_contraction *shape,
@@ -419,7 +497,8 @@ tc_err tc_contract(const tc_contract_backend *backend, const tc_contraction *sha
   tc_contraction copy;
   TC_CALL(normalized_valid_copy(shape, &copy));
   tc_variant resolved = TC_VARIANT_AUTO;
-  TC_CALL(resolve_valid(backend, &copy, variant, &resolved));
+  tc_choice source;
+  TC_CALL(resolve_valid(backend, NULL, &copy, variant, &resolved, &source));
   TC_CHECK(left != NULL && right != NULL && output != NULL, TC_ERR_ARGUMENT,
            "%s needs left, right and output arrays (got %p, %p, %p)", tc_kernel_name(copy.kernel),
            left, right, output);

@@ -56,8 +56,19 @@ typedef enum {
   TC_VARIANT_TILING,           ///< GPU: shared-memory tiles over (L,R), contracted index walked tile by tile
   TC_VARIANT_STAGED,           ///< GPU: cells' inputs staged in shared memory by coalesced runs, summed there
   TC_VARIANT_CELL_ROWS,        ///< GPU: DataField, layout right: a warp per slab of a cell's rows, data row in registers
+  TC_VARIANT_VENDOR,           ///< FieldField, layout right: the vendor library's small/batched GEMM
+                               ///< (cuBLAS strided-batched on CUDA, libxsmm per cell on OpenMP;
+                               ///< tc_contract_vendor_library names it). "cublas" is another name for it.
   TC_VARIANT_COUNT
 } tc_variant;
+
+/// Where the variant that runs came from (tc_contract_choose).
+typedef enum {
+  TC_CHOICE_ASKED,  ///< the caller named the variant
+  TC_CHOICE_RULE,   ///< AUTO: the backend's built-in rules
+  TC_CHOICE_TUNING, ///< AUTO: an entry of a tuning file (tc_tuning.h)
+  TC_CHOICE_COUNT
+} tc_choice;
 
 /// Backends, chosen at run time among those compiled in.
 typedef enum { TC_BACKEND_SERIAL, TC_BACKEND_OPENMP, TC_BACKEND_CUDA, TC_BACKEND_COUNT } tc_backend_kind;
@@ -90,8 +101,11 @@ const char *tc_layout_name(tc_layout layout);               ///< "right", "left"
 tc_err tc_layout_from_name(const char *name, tc_layout *layout);
 const char *tc_precision_name(tc_precision precision);      ///< "double", "float"
 tc_err tc_precision_from_name(const char *name, tc_precision *precision);
-const char *tc_variant_name(tc_variant variant);            ///< "auto", "flat", "team-depth1", ...
+const char *tc_variant_name(tc_variant variant);            ///< "auto", "flat", "team-depth1", ..., "vendor"
+/// Looks a variant up by name (case-insensitive); "cublas" is read as
+/// "vendor". TC_ERR_INPUT with the name if unknown.
 tc_err tc_variant_from_name(const char *name, tc_variant *variant);
+const char *tc_choice_name(tc_choice choice);               ///< "asked", "rule", "tuning"
 const char *tc_backend_name(tc_backend_kind backend);       ///< "serial", "openmp", "cuda"
 tc_err tc_backend_from_name(const char *name, tc_backend_kind *backend);
 
@@ -144,9 +158,26 @@ int64_t tc_layout_offset(tc_layout layout, int rank, const int64_t dims[],
 typedef struct tc_contract_backend tc_contract_backend;
 const tc_contract_backend *tc_contract_backend_get(tc_backend_kind kind);
 
+/// Releases what the backend keeps between calls (the vendor library's
+/// handles: one cuBLAS handle per GPU, made at the first vendor call on that
+/// GPU); later calls make them again. tc_device_destroy calls it when the
+/// last device of the backend closes. NULL is fine. Not thread-safe against
+/// concurrent contractions on that backend.
+void tc_contract_backend_release(const tc_contract_backend *backend);
+
 /// True if backend runs variant on this shape (AUTO is always supported).
 bool tc_contract_supports(const tc_contract_backend *backend,
                           const tc_contraction *shape, tc_variant variant);
+
+/// The library behind the backend's TC_VARIANT_VENDOR, with its version
+/// where known ("cuBLAS 12.8.4", "libxsmm 1.17"), or NULL when this build
+/// has none for the backend (then no shape supports the vendor variant).
+const char *tc_contract_vendor_library(const tc_contract_backend *backend);
+
+/// Why the backend does not run TC_VARIANT_VENDOR on shape, in the user's
+/// terms (one line), or NULL when it does.
+const char *tc_contract_vendor_refusal(const tc_contract_backend *backend,
+                                       const tc_contraction *shape);
 
 /// The variant that runs for `variant` on this shape: variant itself, or the
 /// backend's choice for TC_VARIANT_AUTO. TC_ERR_UNSUPPORTED if the backend
@@ -154,6 +185,16 @@ bool tc_contract_supports(const tc_contract_backend *backend,
 tc_err tc_contract_resolve(const tc_contract_backend *backend,
                            const tc_contraction *shape, tc_variant variant,
                            tc_variant *resolved);
+
+/// As tc_contract_resolve, and says where the variant came from: a named
+/// variant is *source TC_CHOICE_ASKED; AUTO takes the entry of tuning (a
+/// tc_tuning, NULL for none) that covers the shape when there is one and the
+/// backend runs its variant on this shape (TC_CHOICE_TUNING), else the
+/// backend's rules (TC_CHOICE_RULE).
+typedef struct tc_tuning tc_tuning;
+tc_err tc_contract_choose(const tc_contract_backend *backend, const tc_tuning *tuning,
+                          const tc_contraction *shape, tc_variant variant, tc_variant *resolved,
+                          tc_choice *source);
 
 /// Runs one contraction: validates the shape, resolves the variant and runs
 /// it. left, right and output live in the backend's memory space (device

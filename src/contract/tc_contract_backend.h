@@ -15,6 +15,12 @@ struct tc_contract_backend {
   /// Runs a validated shape with a supported, resolved variant.
   tc_err (*run)(const tc_contraction *shape, tc_variant variant, const void *left,
                 const void *right, void *output, void *stream);
+  /// The library behind TC_VARIANT_VENDOR ("cuBLAS 13.1.0"), NULL if none
+  /// (as is a NULL function).
+  const char *(*vendor_library)(void);
+  /// Releases what the backend keeps between calls (the vendor library's
+  /// handles); the next call that needs them makes them again. NULL: nothing.
+  void (*release)(void);
 };
 
 /// The backends' tables; each is defined by its backend's source file and

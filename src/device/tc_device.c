@@ -7,6 +7,10 @@
 
 #include "tc_build.h"
 
+/* Open devices per backend: the last one to close releases the backend's
+ * cached resources (tc_contract_backend_release). */
+static int open_devices[TC_BACKEND_COUNT];
+
 bool tc_device_backend_available(tc_backend_kind backend) {
   return backend >= 0 && backend < TC_BACKEND_COUNT && tc_contract_backend_get(backend) != NULL;
 }
@@ -35,6 +39,7 @@ tc_err tc_device_create(const tc_device_options *options, tc_device **device) {
     free(created);
     return err;
   }
+  ++open_devices[created->backend];
   *device = created;
   return TC_SUCCESS;
 }
@@ -42,8 +47,11 @@ tc_err tc_device_create(const tc_device_options *options, tc_device **device) {
 void tc_device_destroy(tc_device **device) {
   if (!*device)
     return;
-  (*device)->ops->close(*device);
-  free(*device);
+  tc_device *d = *device;
+  if (--open_devices[d->backend] == 0)
+    tc_contract_backend_release(d->contract); /* before the stream goes */
+  d->ops->close(d);
+  free(d);
   *device = NULL;
 }
 
@@ -52,6 +60,7 @@ const tc_contract_backend *tc_device_contract_backend(const tc_device *device) {
   return device->contract;
 }
 const char *tc_device_description(const tc_device *device) { return device->description; }
+const char *tc_device_model(const tc_device *device) { return device->model; }
 int tc_device_gpu_index(const tc_device *device) { return device->gpu_index; }
 int tc_device_num_threads(const tc_device *device) { return device->num_threads; }
 void *tc_device_stream(const tc_device *device) { return device->stream; }

@@ -29,7 +29,10 @@ bool tc_device_backend_available(tc_backend_kind backend);
 /// OpenMP sets the thread count. Not collective.
 tc_err tc_device_create(const tc_device_options *options, tc_device **device);
 
-/// Releases the device and sets *device to NULL. NULL is fine.
+/// Releases the device and sets *device to NULL. NULL is fine. When the last
+/// open device of a backend closes, the backend's cached resources (the
+/// vendor variant's library handles) are released too. Create and destroy
+/// devices from one thread.
 void tc_device_destroy(tc_device **device);
 
 tc_backend_kind tc_device_backend(const tc_device *device);
@@ -38,6 +41,11 @@ const tc_contract_backend *tc_device_contract_backend(const tc_device *device);
 /// One line that names the device: "NVIDIA H100 80GB HBM3 (GPU 0, 0000:1b:00.0)",
 /// "OpenMP, 2 threads", "serial".
 const char *tc_device_description(const tc_device *device);
+/// The model of the hardware, the same on every rank with the same kind of
+/// device (tuning files are keyed on it): the GPU's name ("NVIDIA H100 80GB
+/// HBM3") on CUDA, the CPU's model name from /proc/cpuinfo ("unknown CPU"
+/// where there is none) on the CPU backends.
+const char *tc_device_model(const tc_device *device);
 /// GPU index used (-1 for CPU backends).
 int tc_device_gpu_index(const tc_device *device);
 /// OpenMP threads used (1 for serial, 0 for CUDA).

@@ -35,6 +35,7 @@ static tc_err cuda_open(tc_device *device, const tc_device_options *options) {
   device->stream = stream;
   snprintf(device->description, sizeof device->description, "%.200s (GPU %d, %.31s)", prop.name,
            gpu, bus_id);
+  snprintf(device->model, sizeof device->model, "%.200s", prop.name);
   return TC_SUCCESS;
 }
 

@@ -12,7 +12,28 @@
 #include <omp.h>
 #endif
 
+/* The CPU's model name from /proc/cpuinfo, "unknown CPU" without one. */
+static void cpu_model(char *text, size_t capacity) {
+  snprintf(text, capacity, "unknown CPU");
+  FILE *info = fopen("/proc/cpuinfo", "r");
+  if (info == NULL)
+    return;
+  char line[512];
+  while (fgets(line, sizeof line, info) != NULL) {
+    if (strncmp(line, "model name", 10) != 0)
+      continue;
+    const char *value = strchr(line, ':');
+    if (value != NULL) {
+      value += strspn(value + 1, " \t") + 1;
+      snprintf(text, capacity, "%.*s", (int)strcspn(value, "\n"), value);
+    }
+    break;
+  }
+  fclose(info);
+}
+
 static tc_err host_open(tc_device *device, const tc_device_options *options) {
+  cpu_model(device->model, sizeof device->model);
   if (device->backend == TC_BACKEND_OPENMP) {
 #ifdef _OPENMP
     if (options->num_threads > 0)

@@ -35,6 +35,7 @@ struct tc_device {
   int num_threads;    ///< OpenMP threads; 1 for serial, 0 for CUDA
   void *stream;       ///< cudaStream_t on CUDA, NULL on CPUs
   char description[256];
+  char model[256];    ///< the GPU's or the CPU's model name (tc_device_model)
 };
 
 struct tc_device_timer {
