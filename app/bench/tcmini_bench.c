@@ -5,9 +5,10 @@
  * roofline it measures itself (the CPU's per thread count, the GPU's for the
  * CUDA backend); FieldField cases in layout right get a row of the vendor
  * variant too (cuBLAS, libxsmm), the yardstick. Replays a contraction stored
- * in HDF5. Runs on
- * one rank: under mpirun the other ranks wait. Exit code: 0 when every row
- * is verified, 1 on a failed row or an error, 2 on a bad command line. */
+ * in HDF5; sweeps random shapes (AUTO against the vendor); tunes (writes a
+ * tuning file of AUTO's best variant per shape class). Runs on one rank:
+ * under mpirun the other ranks wait. Exit code: 0 when every row is
+ * verified, 1 on a failed row or an error, 2 on a bad command line. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,9 @@
 #include "tc_parallel.h"
 #include "tc_replay.h"
 #include "bench_roofline_cuda.h"
+#include "bench_sweep.h"
+#include "bench_tune.h"
+#include "tc_tuning.h"
 
 enum { EXIT_VERIFY_FAILED = 1, EXIT_BAD_OPTIONS = 2 };
 enum { MAX_CONFIGS = TC_BACKEND_COUNT * BENCH_MAX_THREAD_COUNTS };
@@ -48,6 +52,11 @@ typedef struct {
   bench_flush *host_flush; /* shared by the CPU backends */
   FILE *csv;
   int rows, failures, skipped;
+  tc_tuning *tuning;      /* --tuning: AUTO's entries (NULL: the rules) */
+  bench_tuner *tuner;     /* --tune: the measurements */
+  char tuned_device[256]; /* --tune: the model of the device measured */
+  bench_row *captured;    /* the rows of the case being run (--sweep, --tune) */
+  int num_captured, captured_capacity;
 } bench_run;
 
 /* The first row's result of a case, logical row-major (for --replay-output). */
@@ -99,6 +108,8 @@ static tc_err plan_configs(bench_run *run) {
       tc_backend_kind backend = o->backends[b];
       if ((backend == TC_BACKEND_SERIAL) != (pass == 0))
         continue;
+      if (backend == TC_BACKEND_SERIAL && (o->sweep > 0 || o->tune_path != NULL))
+        continue; /* they measure one backend: not the reference (plan_one_backend) */
       TC_CHECK(tc_device_backend_available(backend), TC_ERR_UNSUPPORTED,
                "backend %s is not compiled into this build", tc_backend_name(backend));
       int counts = backend == TC_BACKEND_OPENMP ? o->num_thread_counts : 1;
@@ -126,6 +137,61 @@ static tc_err plan_configs(bench_run *run) {
                                    ? &run->gpu_roofline
                                    : find_roofline(run, run->configs[c].threads);
   return TC_SUCCESS;
+}
+
+/* --sweep and --tune measure one backend at one thread count (the serial
+ * backend of the default --backend cpu is left out: it is the reference). */
+static tc_err plan_one_backend(bench_run *run) {
+  const bench_options *o = run->options;
+  if (o->sweep == 0 && o->tune_path == NULL)
+    return TC_SUCCESS;
+  const char *mode = o->tune_path != NULL ? "--tune" : "--sweep";
+  TC_CHECK(run->num_configs == 1, TC_ERR_INPUT,
+           "%s measures one backend at one thread count: give --backend openmp (one --threads) "
+           "or --backend cuda",
+           mode);
+  const tc_contract_backend *backend = tc_contract_backend_get(run->configs[0].backend);
+  if (o->sweep > 0 && o->tune_path == NULL) {
+    TC_CHECK(tc_contract_vendor_library(backend) != NULL, TC_ERR_UNSUPPORTED,
+             "--sweep compares AUTO with the vendor variant, and %s",
+             tc_contract_vendor_refusal(backend, NULL));
+    for (int l = 0; l < o->num_layouts; ++l)
+      TC_CHECK(o->layouts[l] == TC_LAYOUT_RIGHT, TC_ERR_INPUT,
+               "--sweep compares AUTO with the vendor variant, which runs layout right only: "
+               "drop --layout left");
+  }
+  if (o->tune_path != NULL)
+    TC_CALL(bench_tuner_create(run->configs[0].backend, &run->tuner));
+  return TC_SUCCESS;
+}
+
+/* --tuning: the file, checked against the device of its backend's rows;
+ * with --tuning-on-error rules, a file that cannot be used is a warning. */
+static tc_err load_tuning(bench_run *run) {
+  const bench_options *o = run->options;
+  if (o->tuning_path == NULL)
+    return TC_SUCCESS;
+  const backend_config *tuned = NULL;
+  for (int c = 0; c < run->num_configs; ++c)
+    if (run->configs[c].backend != TC_BACKEND_SERIAL) {
+      TC_CHECK(tuned == NULL || tuned->backend == run->configs[c].backend, TC_ERR_INPUT,
+               "--tuning is the file of one backend: give --backend openmp or --backend cuda");
+      tuned = &run->configs[c];
+    }
+  TC_CHECK(tuned != NULL, TC_ERR_INPUT,
+           "--tuning tunes AUTO of the openmp or cuda backend, and this run has neither");
+  tc_device_options device_options = {.backend = tuned->backend, .num_threads = tuned->threads,
+                                      .local_size = 1, .allow_gpu_sharing = true};
+  tc_device *device = NULL;
+  TC_CALL(tc_device_create(&device_options, &device));
+  tc_err err = tc_tuning_load(o->tuning_path, tuned->backend, tc_device_model(device), &run->tuning);
+  tc_device_destroy(&device);
+  if (err != TC_SUCCESS && o->tuning_fallback) {
+    fprintf(stderr, "tcmini-bench: warning: %s; AUTO uses the built-in rules\n", tc_error_message());
+    tc_error_clear();
+    return TC_SUCCESS;
+  }
+  return err;
 }
 
 static void print_roofline(const bench_roofline *r) {
@@ -183,6 +249,7 @@ typedef struct {
   bench_flush *device_flush; /* owned: CUDA only */
   tc_device_timer *timer;
   device_arrays arrays;
+  bool use_yardstick;  /* the row being timed is the vendor yardstick's */
 } bench_device;
 
 /* The timed call: the contraction through the public seam. */
@@ -229,8 +296,9 @@ static tc_err time_variant(bench_device *d, const tc_contraction *shape, tc_vari
 
 /* Host copies of a case's arrays in one physical layout. */
 typedef struct {
+  const bench_case *source; /* the case: its reference checks the rows */
   tc_contraction shape;
-  void *left, *right, *initial_output, *reference;
+  void *left, *right, *initial_output;
   void *scratch; /* an output-sized host buffer */
 } layout_arrays;
 
@@ -241,6 +309,21 @@ static void fill_nan(tc_precision precision, int64_t count, void *data) {
     else
       ((float *)data)[i] = NAN;
   }
+}
+
+/* Keeps a copy of the row for --sweep and --tune (the rows of one case). */
+static tc_err capture_row(bench_run *run, const bench_row *row) {
+  if (run->tuner == NULL && run->options->sweep == 0)
+    return TC_SUCCESS;
+  if (run->num_captured == run->captured_capacity) {
+    int capacity = run->captured_capacity ? 2 * run->captured_capacity : 32;
+    bench_row *grown = realloc(run->captured, (size_t)capacity * sizeof *grown);
+    TC_CHECK(grown != NULL, TC_ERR_MEMORY, "out of memory keeping the rows of a case");
+    run->captured = grown;
+    run->captured_capacity = capacity;
+  }
+  run->captured[run->num_captured++] = *row;
+  return TC_SUCCESS;
 }
 
 /* Times and verifies one variant on one device, and reports the row. */
@@ -255,7 +338,19 @@ static tc_err run_row(bench_run *run, const backend_config *config, bench_device
   row.preset = preset;
   row.backend = config->backend;
   row.threads = tc_device_num_threads(d->device);
-  TC_CALL(tc_contract_resolve(tc_device_contract_backend(d->device), shape, variant, &row.variant));
+  if (d->use_yardstick) {
+    row.variant = TC_VARIANT_VENDOR;
+    row.chosen = "yardstick";
+  } else {
+    tc_choice choice;
+    TC_CALL(tc_contract_choose(tc_device_contract_backend(d->device),
+                               run->tuning != NULL && tc_tuning_backend(run->tuning) == config->backend
+                                   ? run->tuning
+                                   : NULL,
+                               shape,
+                               variant, &row.variant, &choice));
+    row.chosen = tc_choice_name(choice);
+  }
 
   int64_t output_count = tc_contraction_output_count(shape);
   if (!shape->sum_into) { /* an entry the kernel never writes stays NaN and fails */
@@ -278,8 +373,7 @@ static tc_err run_row(bench_run *run, const backend_config *config, bench_device
   TC_CALL(err);
   TC_CALL(tc_device_copy_to_host(d->device, host->scratch, d->arrays.output, d->arrays.output_bytes));
 
-  row.relative_error = bench_relative_error(shape->precision, output_count, host->scratch,
-                                            host->reference);
+  row.relative_error = bench_case_error(host->source, shape->layout, host->scratch);
   row.tolerance = bench_tolerance(shape);
   row.verified = row.relative_error <= row.tolerance; /* false for NaN */
   double flops = tc_contraction_flops(shape);
@@ -309,7 +403,7 @@ static tc_err run_row(bench_run *run, const backend_config *config, bench_device
   run->rows++;
   if (!row.verified)
     run->failures++;
-  return TC_SUCCESS;
+  return capture_row(run, &row);
 }
 
 /* ---- one case on one device ---------------------------------------------- */
@@ -326,7 +420,7 @@ static void close_device(bench_device *d) {
   tc_device_destroy(&d->device);
 }
 
-static tc_err open_device(const bench_run *run, const backend_config *config,
+static tc_err open_device(bench_run *run, const backend_config *config,
                           const layout_arrays *host, bench_device *d) {
   tc_device_options device_options = {.backend = config->backend,
                                       .num_threads = config->threads,
@@ -334,6 +428,9 @@ static tc_err open_device(const bench_run *run, const backend_config *config,
                                       .local_size = 1,
                                       .allow_gpu_sharing = true};
   TC_CALL(tc_device_create(&device_options, &d->device));
+  if (run->tuner != NULL && run->tuned_device[0] == '\0')
+    snprintf(run->tuned_device, sizeof run->tuned_device, "%s",
+             tc_device_model(d->device));
   d->flush = run->host_flush;
   if (config->backend == TC_BACKEND_CUDA) {
     TC_CALL(bench_flush_create(d->device, run->flush_bytes, &d->device_flush));
@@ -396,9 +493,10 @@ static tc_err run_config(bench_run *run, const backend_config *config, const lay
     /* The yardstick: the vendor variant after the others, where it runs. */
     const tc_contract_backend *backend = tc_device_contract_backend(d.device);
     if (err == TC_SUCCESS && !vendor_timed && config->backend != TC_BACKEND_SERIAL &&
-        !run->options->no_yardstick &&
-        tc_contract_supports(backend, &host->shape, TC_VARIANT_VENDOR))
+        !run->options->no_yardstick && tc_contract_supports(backend, &host->shape, TC_VARIANT_VENDOR)) {
+      d.use_yardstick = true;
       err = run_row(run, config, &d, host, preset, TC_VARIANT_VENDOR, serial_median, NULL);
+    }
   }
   close_device(&d);
   return err;
@@ -411,7 +509,6 @@ static void free_layout_arrays(layout_arrays *l, const bench_case *c) {
     free(l->left);
     free(l->right);
     free(l->initial_output);
-    free(l->reference);
   }
   free(l->scratch);
   memset(l, 0, sizeof *l);
@@ -429,6 +526,7 @@ static tc_err relayout_copy(const tc_contraction *shape, bench_array which, cons
 /* The case's arrays in layout: the case's own for RIGHT, converted copies else. */
 static tc_err make_layout_arrays(const bench_case *c, tc_layout layout, layout_arrays *l) {
   memset(l, 0, sizeof *l);
+  l->source = c;
   l->shape = c->shape;
   l->shape.layout = layout;
   size_t output_bytes = (size_t)tc_contraction_output_count(&c->shape) *
@@ -439,12 +537,10 @@ static tc_err make_layout_arrays(const bench_case *c, tc_layout layout, layout_a
     l->left = c->left;
     l->right = c->right;
     l->initial_output = c->initial_output;
-    l->reference = c->reference;
     return TC_SUCCESS;
   }
   TC_CALL(relayout_copy(&l->shape, BENCH_ARRAY_LEFT, c->left, &l->left));
   TC_CALL(relayout_copy(&l->shape, BENCH_ARRAY_RIGHT, c->right, &l->right));
-  TC_CALL(relayout_copy(&l->shape, BENCH_ARRAY_OUTPUT, c->reference, &l->reference));
   if (c->initial_output != NULL)
     TC_CALL(relayout_copy(&l->shape, BENCH_ARRAY_OUTPUT, c->initial_output, &l->initial_output));
   return TC_SUCCESS;
@@ -465,7 +561,19 @@ static tc_err run_case(bench_run *run, const bench_case *c, const char *preset,
   return TC_SUCCESS;
 }
 
-/* ---- the two modes ---------------------------------------------------------- */
+/* ---- the modes ------------------------------------------------------------------ */
+
+/* --tune: hands the verified rows of the case just run to the tuner. */
+static tc_err tune_case(bench_run *run) {
+  if (run->tuner != NULL)
+    for (int k = 0; k < run->num_captured; ++k) {
+      const bench_row *row = &run->captured[k];
+      if (row->verified && row->backend == run->configs[0].backend)
+        TC_CALL(bench_tuner_add(run->tuner, &row->shape, row->variant, row->median_seconds));
+    }
+  run->num_captured = 0;
+  return TC_SUCCESS;
+}
 
 static tc_err run_presets(bench_run *run) {
   const bench_options *o = run->options;
@@ -477,14 +585,107 @@ static tc_err run_presets(bench_run *run) {
       for (int s = 0; s < count; ++s) {
         uint64_t seed = 1000003u * (uint64_t)(k + 1) + 1009u * (uint64_t)(s + 1) + (uint64_t)p;
         bench_case c;
-        tc_err err = bench_case_create_random(&shapes[s], seed, &c);
+        tc_err err = bench_case_create_random_checked(&shapes[s], seed, o->check_cells, &c);
         if (err == TC_SUCCESS)
           err = run_case(run, &c, bench_preset_name(preset_of[s]), NULL);
         bench_case_destroy(&c);
         TC_CALL(err);
+        TC_CALL(tune_case(run));
       }
     }
   return TC_SUCCESS;
+}
+
+/* --shapes and --deck: each listed shape in each precision. */
+static tc_err run_listed(bench_run *run) {
+  const bench_options *o = run->options;
+  for (int i = 0; i < o->num_shapes; ++i)
+    for (int p = 0; p < o->num_precisions; ++p) {
+      tc_contraction shape;
+      TC_CALL(bench_options_listed_shape(o, i, o->precisions[p], &shape));
+      uint64_t seed = 7919u * (uint64_t)(i + 1) + (uint64_t)p;
+      bench_case c;
+      tc_err err = bench_case_create_random_checked(&shape, seed, o->check_cells, &c);
+      if (err == TC_SUCCESS)
+        err = run_case(run, &c, o->deck_path != NULL ? "deck" : "list", NULL);
+      bench_case_destroy(&c);
+      TC_CALL(err);
+      TC_CALL(tune_case(run));
+    }
+  return TC_SUCCESS;
+}
+
+/* The --backend (and --threads) options that rerun a row of this run. */
+static void backend_options_text(const bench_run *run, char *text, size_t capacity) {
+  const backend_config *config = &run->configs[0];
+  if (config->backend == TC_BACKEND_OPENMP)
+    snprintf(text, capacity, "--backend openmp --threads %d", config->threads);
+  else
+    snprintf(text, capacity, "--backend %s", tc_backend_name(config->backend));
+}
+
+/* --sweep N: random FieldField shapes, AUTO against the vendor row. With
+ * --tune the shapes feed the tuner instead (every variant timed). */
+static tc_err run_sweep(bench_run *run) {
+  const bench_options *o = run->options;
+  const bool summary = run->tuner == NULL;
+  bench_sweep_result *results = NULL;
+  if (summary)
+    TC_CALLOC(results, o->sweep);
+  tc_err err = TC_SUCCESS;
+  for (int p = 0; p < o->num_precisions && err == TC_SUCCESS; ++p)
+    for (int l = 0; l < o->num_layouts && err == TC_SUCCESS; ++l) {
+      for (int64_t i = 0; i < o->sweep && err == TC_SUCCESS; ++i) {
+        tc_contraction shape;
+        bench_sweep_shape((uint64_t)o->seed, i, TC_LAYOUT_RIGHT, o->precisions[p], o->memory_mb,
+                          &shape);
+        bench_case c;
+        run->num_captured = 0;
+        err = bench_case_create_random_checked(&shape, (uint64_t)o->seed * 1000003u + (uint64_t)i,
+                                               o->check_cells, &c);
+        if (err == TC_SUCCESS) {
+          /* run_case walks --layout; the sweep runs one layout per pass. */
+          bench_options one = *o;
+          one.num_layouts = 1;
+          one.layouts[0] = o->layouts[l];
+          run->options = &one;
+          err = run_case(run, &c, "sweep", NULL);
+          run->options = o;
+        }
+        bench_case_destroy(&c);
+        if (err == TC_SUCCESS && !summary)
+          err = tune_case(run);
+        if (err != TC_SUCCESS || !summary)
+          continue;
+        bench_sweep_result *r = &results[i];
+        memset(r, 0, sizeof *r);
+        r->shape = shape;
+        r->shape.layout = o->layouts[l];
+        r->verified = run->num_captured > 0;
+        for (int k = 0; k < run->num_captured; ++k) {
+          const bench_row *row = &run->captured[k];
+          r->verified = r->verified && row->verified;
+          if (row->chosen != NULL && strcmp(row->chosen, "yardstick") == 0) {
+            r->vendor_seconds = row->median_seconds;
+          } else {
+            r->auto_seconds = row->median_seconds;
+            r->auto_variant = row->variant;
+            r->chosen = row->chosen;
+          }
+        }
+      }
+      if (err == TC_SUCCESS && summary) {
+        char backend_text[96];
+        backend_options_text(run, backend_text, sizeof backend_text);
+        printf("\n%s, layout %s, precision %s, --memory %lld:", tc_backend_name(run->configs[0].backend),
+               tc_layout_name(o->layouts[l]), tc_precision_name(o->precisions[p]),
+               (long long)o->memory_mb);
+        bench_sweep_print_summary(stdout, results, o->sweep, (uint64_t)o->seed, backend_text);
+        printf("\n");
+      }
+    }
+  free(results);
+  return err;
 }
 
 static tc_err run_replay(bench_run *run) {
@@ -517,6 +718,26 @@ static tc_err run_replay(bench_run *run) {
   return err;
 }
 
+/* --tune: the tuning file from the verified rows (none when a row failed). */
+static tc_err write_tuning(bench_run *run) {
+  const bench_options *o = run->options;
+  TC_CHECK(run->failures == 0, TC_ERR_VERIFY,
+           "%d row(s) failed verification: no tuning file written to '%s'", run->failures,
+           o->tune_path);
+  const backend_config *config = &run->configs[0];
+  char comment[512], threads[32] = "";
+  if (config->backend == TC_BACKEND_OPENMP)
+    snprintf(threads, sizeof threads, ", %d threads", config->threads);
+  snprintf(comment, sizeof comment,
+           "written by tcmini-bench %s (git %s): backend %s%s, shapes from %s, --memory %lld "
+           "MB, medians of %lld runs\nfor shapes in no class below, AUTO keeps the built-in rules",
+           TCMINI_VERSION, TCMINI_GIT_REVISION, tc_backend_name(config->backend), threads,
+           o->sweep > 0 ? "--sweep" : o->deck_path != NULL ? "--deck" : o->num_shapes > 0 ? "--shapes"
+                                                                                : "the presets",
+           (long long)o->memory_mb, (long long)o->reps);
+  return bench_tuner_write(run->tuner, run->tuned_device, comment, o->tune_path, stdout);
+}
+
 static tc_err run_modes(bench_run *run) {
   const bench_options *o = run->options;
   if (o->csv_path != NULL)
@@ -526,22 +747,35 @@ static tc_err run_modes(bench_run *run) {
     err = run_replay(run);
   } else {
     bench_report_table_header(stdout);
-    err = run_presets(run);
+    err = o->sweep > 0 ? run_sweep(run) : o->num_shapes > 0 ? run_listed(run) : run_presets(run);
   }
   if (run->csv != NULL && fclose(run->csv) != 0 && err == TC_SUCCESS)
     err = tc_error_raise(TC_ERR_IO, __FILE__, __LINE__, __func__, "writing '%s' failed", o->csv_path);
   run->csv = NULL;
+  if (err == TC_SUCCESS && run->tuner != NULL)
+    err = write_tuning(run);
   return err;
 }
 
 static tc_err run_benchmark(bench_run *run) {
   size_t cache = bench_machine_last_level_cache();
   run->flush_bytes = 3 * cache > ((size_t)64 << 20) ? 3 * cache : (size_t)64 << 20;
-  TC_CALL(plan_configs(run));
-  TC_CALL(bench_flush_create(NULL, run->flush_bytes, &run->host_flush));
-  print_machine(run);
-  tc_err err = run_modes(run);
+  tc_err err = plan_configs(run);
+  if (err == TC_SUCCESS)
+    err = plan_one_backend(run);
+  if (err == TC_SUCCESS)
+    err = load_tuning(run);
+  if (err == TC_SUCCESS)
+    err = bench_flush_create(NULL, run->flush_bytes, &run->host_flush);
+  if (err == TC_SUCCESS) {
+    print_machine(run);
+    err = run_modes(run);
+  }
   bench_flush_destroy(&run->host_flush);
+  tc_tuning_destroy(&run->tuning);
+  bench_tuner_destroy(&run->tuner);
+  free(run->captured);
+  run->captured = NULL;
   return err;
 }
 

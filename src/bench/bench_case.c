@@ -62,6 +62,7 @@ static int array_dims(const tc_contraction *shape, bench_array which, int64_t di
 
 /* The serial backend's REFERENCE variant is the oracle of every row. */
 static tc_err compute_reference(bench_case *c) {
+  c->num_checked = c->shape.num_cells;
   size_t bytes = (size_t)tc_contraction_output_count(&c->shape) *
                  (size_t)tc_precision_size(c->shape.precision);
   c->reference = malloc(bytes);
@@ -72,7 +73,51 @@ static tc_err compute_reference(bench_case *c) {
                      c->left, c->right, c->reference, NULL);
 }
 
-static tc_err fill_random(bench_case *c, uint64_t seed) {
+/* Bytes of one cell's part of an array (layout RIGHT: each cell's contiguous). */
+static size_t cell_bytes(const tc_contraction *shape, bench_array which) {
+  tc_contraction one = *shape;
+  one.num_cells = 1;
+  return (size_t)bench_array_count(&one, which) * (size_t)tc_precision_size(shape->precision);
+}
+
+/* The reference of check_cells cells spread over the case: their inputs
+ * gathered into a small case of their own and run through the reference. */
+static tc_err compute_sampled_reference(bench_case *c, int64_t check_cells) {
+  const int64_t cells = c->shape.num_cells;
+  c->num_checked = check_cells;
+  TC_CALLOC(c->checked, check_cells);
+  for (int64_t i = 0; i < check_cells; ++i) /* ascending, 0 and C-1 included */
+    c->checked[i] = check_cells == 1 ? 0 : i * (cells - 1) / (check_cells - 1);
+  tc_contraction sample = c->shape;
+  sample.num_cells = check_cells;
+  const size_t left_bytes = cell_bytes(&c->shape, BENCH_ARRAY_LEFT);
+  const size_t right_bytes = cell_bytes(&c->shape, BENCH_ARRAY_RIGHT);
+  const size_t out_bytes = cell_bytes(&c->shape, BENCH_ARRAY_OUTPUT);
+  char *left = malloc(left_bytes * (size_t)check_cells);
+  char *right = malloc(right_bytes * (size_t)check_cells);
+  c->reference = calloc((size_t)check_cells, out_bytes);
+  tc_err err = TC_SUCCESS;
+  if (left == NULL || right == NULL || c->reference == NULL)
+    err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
+                         "out of memory gathering %lld cells to check", (long long)check_cells);
+  for (int64_t i = 0; err == TC_SUCCESS && i < check_cells; ++i) {
+    const size_t cell = (size_t)c->checked[i];
+    memcpy(left + (size_t)i * left_bytes, (const char *)c->left + cell * left_bytes, left_bytes);
+    memcpy(right + (size_t)i * right_bytes, (const char *)c->right + cell * right_bytes,
+           right_bytes);
+    if (c->shape.sum_into)
+      memcpy((char *)c->reference + (size_t)i * out_bytes,
+             (const char *)c->initial_output + cell * out_bytes, out_bytes);
+  }
+  if (err == TC_SUCCESS)
+    err = tc_contract(tc_contract_backend_get(TC_BACKEND_SERIAL), &sample, TC_VARIANT_REFERENCE,
+                      left, right, c->reference, NULL);
+  free(left);
+  free(right);
+  return err;
+}
+
+static tc_err fill_random(bench_case *c, uint64_t seed, int64_t check_cells) {
   TC_CALL(tc_contraction_validate(&c->shape));
   uint64_t state = seed;
   tc_precision precision = c->shape.precision;
@@ -81,17 +126,24 @@ static tc_err fill_random(bench_case *c, uint64_t seed) {
   if (c->shape.sum_into)
     TC_CALL(allocate_random(precision, tc_contraction_output_count(&c->shape), &state,
                             &c->initial_output));
+  if (check_cells > 0 && check_cells < c->shape.num_cells)
+    return compute_sampled_reference(c, check_cells);
   return compute_reference(c);
 }
 
-tc_err bench_case_create_random(const tc_contraction *shape, uint64_t seed, bench_case *c) {
+tc_err bench_case_create_random_checked(const tc_contraction *shape, uint64_t seed,
+                                        int64_t check_cells, bench_case *c) {
   memset(c, 0, sizeof *c);
   c->shape = *shape;
   c->shape.layout = TC_LAYOUT_RIGHT;
-  tc_err err = fill_random(c, seed);
+  tc_err err = fill_random(c, seed, check_cells);
   if (err != TC_SUCCESS)
     bench_case_destroy(c);
   return err;
+}
+
+tc_err bench_case_create_random(const tc_contraction *shape, uint64_t seed, bench_case *c) {
+  return bench_case_create_random_checked(shape, seed, 0, c);
 }
 
 tc_err bench_case_create_from(const tc_contraction *shape, void *left, void *right, bench_case *c) {
@@ -116,6 +168,7 @@ void bench_case_destroy(bench_case *c) {
   free(c->right);
   free(c->initial_output);
   free(c->reference);
+  free(c->checked);
   memset(c, 0, sizeof *c);
 }
 
@@ -155,6 +208,36 @@ double bench_relative_error(tc_precision precision, int64_t count, const void *o
                                         : ((const float *)reference)[i];
     difference += (out - ref) * (out - ref);
     norm += ref * ref;
+  }
+  return norm > 0.0 ? sqrt(difference / norm) : sqrt(difference);
+}
+
+double bench_case_error(const bench_case *c, tc_layout layout, const void *output) {
+  tc_contraction shape = c->shape;
+  shape.layout = layout;
+  int64_t dims[5];
+  const int rank = tc_contraction_output_dims(&shape, dims);
+  int64_t per_cell = 1;
+  for (int d = 1; d < rank; ++d)
+    per_cell *= dims[d];
+  const bool single = shape.precision == TC_FLOAT;
+  double difference = 0.0, norm = 0.0;
+  for (int64_t i = 0; i < c->num_checked; ++i) {
+    int64_t index[5] = {c->checked ? c->checked[i] : i, 0, 0, 0, 0};
+    for (int64_t j = 0; j < per_cell; ++j) {
+      const int64_t at = tc_layout_offset(layout, rank, dims, index);
+      const int64_t ref_at = i * per_cell + j;
+      const double out = single ? ((const float *)output)[at] : ((const double *)output)[at];
+      const double ref = single ? ((const float *)c->reference)[ref_at]
+                                : ((const double *)c->reference)[ref_at];
+      difference += (out - ref) * (out - ref);
+      norm += ref * ref;
+      for (int d = rank - 1; d >= 1; --d) { /* the next entry of the cell, row-major */
+        if (++index[d] < dims[d])
+          break;
+        index[d] = 0;
+      }
+    }
   }
   return norm > 0.0 ? sqrt(difference / norm) : sqrt(difference);
 }

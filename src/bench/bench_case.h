@@ -15,7 +15,9 @@ typedef struct {
   tc_contraction shape;  ///< layout RIGHT
   void *left, *right;    ///< the inputs
   void *initial_output;  ///< with sum_into: the output before the call; NULL otherwise
-  void *reference;       ///< the serial backend's REFERENCE result
+  void *reference;       ///< the serial backend's REFERENCE result of the checked cells
+  int64_t num_checked;   ///< cells with a reference: every cell, or a sample
+  int64_t *checked;      ///< the sampled cells, ascending; NULL when every cell is checked
 } bench_case;
 
 /// Fills a case with random inputs (and initial output with sum_into) drawn
@@ -23,6 +25,18 @@ typedef struct {
 /// computes the reference. shape's layout is ignored (the case is RIGHT).
 /// On failure the case is left empty.
 tc_err bench_case_create_random(const tc_contraction *shape, uint64_t seed, bench_case *c);
+
+/// As bench_case_create_random, with the reference computed for check_cells
+/// cells only, spread evenly over the case (the first and the last among
+/// them; check_cells 0, or >= C: every cell). Large cases then cost no full
+/// run of the serial reference.
+tc_err bench_case_create_random_checked(const tc_contraction *shape, uint64_t seed,
+                                        int64_t check_cells, bench_case *c);
+
+/// bench_relative_error of a result against the case's reference over its
+/// checked cells; output holds every cell, in layout (the case's shape in
+/// that physical layout).
+double bench_case_error(const bench_case *c, tc_layout layout, const void *output);
 
 /// Makes a case of given inputs (host, logical row-major, malloc'ed; the case
 /// takes them over and frees them even on failure) and computes the reference.

@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tc_config.h"
+#include "tc_parallel.h"
+#include "tc_physics.h"
+
 /* ---- presets ----------------------------------------------------------- */
 
 typedef struct {
@@ -82,9 +86,31 @@ static const option options_table[] = {
      " the table's reps column shows the runs timed"},
     {"sum-into", NULL, OPTION_FLAG, FIELD(sum_into), NULL, 0,
      "add to the output (Intrepid's sumInto) instead of overwriting it"},
+    {"shapes", "LIST", OPTION_TEXT, FIELD(shapes_text), NULL, 0,
+     "explicit shapes LxRxP,... (each for every --kernel; F = L for DataField) instead of"
+     " presets"},
+    {"deck", "FILE", OPTION_TEXT, FIELD(deck_path), NULL, 0,
+     "the shapes of a tcmini deck's kernels (its element order and quadrature; its layout and"
+     " precision unless --layout/--precision are given) instead of presets"},
+    {"check-cells", "N", OPTION_INT, FIELD(check_cells), "0", 0,
+     "verify N cells spread over each case (first and last included) against the serial"
+     " reference; 0: every cell (--sweep and --tune: 16 unless given)"},
     {"no-yardstick", NULL, OPTION_FLAG, FIELD(no_yardstick), NULL, 0,
-     "CUDA backend: skip the cuBLAS strided-batched GEMM row timed after FieldField cases in"
-     " layout right"},
+     "skip the vendor row (cuBLAS on cuda, libxsmm on openmp) timed after each FieldField"
+     " case in layout right"},
+    {"tuning", "FILE", OPTION_TEXT, FIELD(tuning_path), NULL, 0,
+     "AUTO rows take their variant from this tuning file (written by --tune) where it has"
+     " one, else from the built-in rules"},
+    {"tuning-on-error", "fail|rules", OPTION_TEXT, FIELD(tuning_on_error_text), "fail", 0,
+     "a --tuning file that cannot be used (missing, corrupt, for another device): fail, or"
+     " warn and use the built-in rules"},
+    {"tune", "FILE", OPTION_TEXT, FIELD(tune_path), NULL, 0,
+     "time every variant (vendor included) on the shapes (presets, --shapes, --deck or"
+     " --sweep) and write AUTO's best per shape class to this tuning file"},
+    {"sweep", "N", OPTION_INT, FIELD(sweep), "0", 0,
+     "N random FieldField shapes (L, R in 4-130, P in 1-343, D1, D2 in 1-3; --memory 1024"
+     " unless given): AUTO against the vendor row, and the distribution of their time ratio"},
+    {"seed", "S", OPTION_INT, FIELD(seed), "1", 0, "seed of the --sweep shapes"},
     {"csv", "FILE", OPTION_TEXT, FIELD(csv_path), NULL, 0, "also write the table as CSV"},
     {"replay", "FILE", OPTION_TEXT, FIELD(replay_path), NULL, 0,
      "run the contraction in an HDF5 file (datasets left, right; attribute kernel)"},
@@ -280,6 +306,70 @@ static tc_err parse_lists(bench_options *o) {
   return TC_SUCCESS;
 }
 
+/* Appends one listed shape (kernel and sizes; C, layout and precision are
+ * set per case). */
+static tc_err add_listed_shape(bench_options *o, const tc_contraction *shape) {
+  TC_CHECK(o->num_shapes < BENCH_MAX_SHAPES, TC_ERR_INPUT, "more than %d shapes",
+           BENCH_MAX_SHAPES);
+  o->shapes[o->num_shapes++] = *shape;
+  return TC_SUCCESS;
+}
+
+static void shape_sizes(const bench_options *o, tc_kernel kernel, int64_t left_fields,
+                        int64_t right_fields, int64_t points, tc_contraction *shape);
+
+/* --shapes LxRxP,...: each shape for every kernel of --kernel. */
+static tc_err parse_shapes(bench_options *o) {
+  char item[64];
+  for (const char *start = o->shapes_text;;) {
+    const size_t length = strcspn(start, ",");
+    TC_CHECK(length > 0 && length < sizeof item, TC_ERR_INPUT, "bad list '%s'", o->shapes_text);
+    memcpy(item, start, length);
+    item[length] = '\0';
+    long long sizes[3];
+    char extra;
+    TC_CHECK(sscanf(item, "%lldx%lldx%lld%c", &sizes[0], &sizes[1], &sizes[2], &extra) == 3 &&
+                 sizes[0] >= 1 && sizes[1] >= 1 && sizes[2] >= 1,
+             TC_ERR_INPUT, "expected LxRxP with whole numbers >= 1 (e.g. 81x81x27), got '%s'",
+             item);
+    for (int k = 0; k < o->num_kernels; ++k) {
+      tc_contraction shape;
+      shape_sizes(o, o->kernels[k], sizes[0], sizes[1], sizes[2], &shape);
+      tc_contraction_normalize(&shape);
+      TC_CALL(add_listed_shape(o, &shape));
+    }
+    if (start[length] == '\0')
+      return TC_SUCCESS;
+    start += length + 1;
+  }
+}
+
+/* --deck FILE: the contraction of every kernel the deck selects, with its
+ * element's fields and points; its layout and precision unless given. */
+static tc_err parse_deck(bench_options *o) {
+  tc_config config;
+  TC_CALL(tc_config_load(MPI_COMM_SELF, o->deck_path, 0, NULL, &config));
+  const int64_t fields = (config.order + 1) * (config.order + 1) * (config.order + 1);
+  const int64_t q = tc_config_quadrature(&config);
+  const tc_layout layout = tc_config_layout(&config);
+  if (!given(o, "layout")) {
+    o->num_layouts = 1;
+    o->layouts[0] = layout;
+  }
+  if (!given(o, "precision")) {
+    o->num_precisions = 1;
+    o->precisions[0] = config.precision;
+  }
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+    if (config.kernels[k]) {
+      tc_contraction shape = tc_physics_contraction((tc_kernel)k, 1, fields, q * q * q,
+                                                    TC_LAYOUT_RIGHT, TC_DOUBLE);
+      shape.sum_into = o->sum_into;
+      TC_CALL(add_listed_shape(o, &shape));
+    }
+  return TC_SUCCESS;
+}
+
 /* Rules that involve several options. */
 static tc_err check_combinations(bench_options *o) {
   bool explicit_shape = given(o, "left") || given(o, "right") || given(o, "points");
@@ -304,6 +394,49 @@ static tc_err check_combinations(bench_options *o) {
   TC_CHECK(o->replay_output_path == NULL || o->replay_path != NULL, TC_ERR_INPUT,
            "--replay-output needs --replay");
   TC_CHECK(o->all_variants || o->num_variants > 0, TC_ERR_INPUT, "--variant: empty list");
+  TC_CHECK(strcmp(o->tuning_on_error_text, "fail") == 0 ||
+               strcmp(o->tuning_on_error_text, "rules") == 0,
+           TC_ERR_INPUT, "--tuning-on-error: expected fail or rules, got '%s'",
+           o->tuning_on_error_text);
+  o->tuning_fallback = strcmp(o->tuning_on_error_text, "rules") == 0;
+  TC_CHECK(!given(o, "tuning-on-error") || o->tuning_path != NULL, TC_ERR_INPUT,
+           "--tuning-on-error needs --tuning");
+  const int sources = (explicit_shape || given(o, "preset")) + (o->shapes_text != NULL) +
+                      (o->deck_path != NULL) + (o->sweep > 0) + (o->replay_path != NULL);
+  TC_CHECK(sources <= 1, TC_ERR_INPUT,
+           "give the shapes one way: --preset, --left/--right/--points, --shapes, --deck, "
+           "--sweep or --replay");
+  if (o->sweep > 0) {
+    TC_CHECK(!o->kernel_named, TC_ERR_INPUT,
+             "--sweep draws FieldField kernels itself: drop --kernel");
+    TC_CHECK(!given(o, "cells"), TC_ERR_INPUT,
+             "--sweep sizes each case with --memory: drop --cells");
+    TC_CHECK(!given(o, "variant"), TC_ERR_INPUT,
+             "--sweep times auto against the vendor variant: drop --variant");
+    TC_CHECK(!o->no_yardstick, TC_ERR_INPUT,
+             "--sweep compares with the vendor row: drop --no-yardstick");
+    if (!given(o, "memory"))
+      o->memory_mb = 1024;
+  }
+  if ((o->sweep > 0 || o->tune_path != NULL) && !given(o, "check-cells"))
+    o->check_cells = 16;
+  TC_CHECK(o->tune_path == NULL || o->replay_path == NULL, TC_ERR_INPUT,
+           "--tune cannot be combined with --replay");
+  TC_CHECK(o->tune_path == NULL || o->tuning_path == NULL, TC_ERR_INPUT,
+           "--tune measures every variant itself: drop --tuning");
+  TC_CHECK(o->tune_path == NULL || !given(o, "variant"), TC_ERR_INPUT,
+           "--tune times every variant the backend runs: drop --variant");
+  if (o->tune_path != NULL)
+    o->all_variants = true;
+  if (o->shapes_text != NULL)
+    TC_CALL(parse_shapes(o));
+  if (o->deck_path != NULL) {
+    TC_CHECK(!o->kernel_named, TC_ERR_INPUT,
+             "--deck takes the kernels from the deck's physics.kernels: drop --kernel");
+    TC_CALL(parse_deck(o));
+  }
+  if (o->shapes_text != NULL || o->deck_path != NULL)
+    o->num_presets = 0;
   return TC_SUCCESS;
 }
 
@@ -397,14 +530,29 @@ static void shape_sizes(const bench_options *o, tc_kernel kernel, int64_t left_f
   shape->sum_into = o->sum_into;
 }
 
-/* Cells whose inputs and output fill about memory_mb. */
-static int64_t cells_for_memory(const bench_options *o, tc_contraction shape) {
-  shape.num_cells = 1;
-  int64_t per_cell = (tc_contraction_left_count(&shape) + tc_contraction_right_count(&shape) +
-                      tc_contraction_output_count(&shape)) *
-                     tc_precision_size(shape.precision);
-  int64_t cells = o->memory_mb * 1024 * 1024 / per_cell;
+int64_t bench_cells_for_memory(const tc_contraction *shape, int64_t memory_mb) {
+  tc_contraction one = *shape;
+  one.num_cells = 1;
+  tc_contraction_normalize(&one);
+  int64_t per_cell = (tc_contraction_left_count(&one) + tc_contraction_right_count(&one) +
+                      tc_contraction_output_count(&one)) *
+                     tc_precision_size(one.precision);
+  int64_t cells = memory_mb * 1024 * 1024 / per_cell;
   return cells > 0 ? cells : 1;
+}
+
+tc_err bench_options_listed_shape(const bench_options *options, int index,
+                                  tc_precision precision, tc_contraction *shape) {
+  TC_CHECK(index >= 0 && index < options->num_shapes, TC_ERR_ARGUMENT, "no listed shape %d",
+           index);
+  *shape = options->shapes[index];
+  shape->precision = precision;
+  shape->layout = TC_LAYOUT_RIGHT;
+  shape->sum_into = options->sum_into;
+  shape->num_cells = options->cells > 0 ? options->cells
+                                        : bench_cells_for_memory(shape, options->memory_mb);
+  tc_contraction_normalize(shape);
+  return tc_contraction_validate(shape);
 }
 
 tc_err bench_options_shapes(const bench_options *options, tc_kernel kernel, tc_precision precision,
@@ -426,7 +574,8 @@ tc_err bench_options_shapes(const bench_options *options, tc_kernel kernel, tc_p
                   shape);
     }
     shape->precision = precision;
-    shape->num_cells = fixed_cells > 0 ? fixed_cells : cells_for_memory(options, *shape);
+    shape->num_cells =
+        fixed_cells > 0 ? fixed_cells : bench_cells_for_memory(shape, options->memory_mb);
     tc_contraction_normalize(shape);
     TC_CALL(tc_contraction_validate(shape));
   }

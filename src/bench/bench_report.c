@@ -37,7 +37,8 @@ DEFINE_TEXT_COLUMN(kernel, tc_kernel_name(row->shape.kernel))
 DEFINE_TEXT_COLUMN(preset, row->preset)
 DEFINE_TEXT_COLUMN(backend, tc_backend_name(row->backend))
 DEFINE_INT_COLUMN(threads, row->threads)
-DEFINE_TEXT_COLUMN(variant, row->yardstick != NULL ? row->yardstick : tc_variant_name(row->variant))
+DEFINE_TEXT_COLUMN(variant, tc_variant_name(row->variant))
+DEFINE_TEXT_COLUMN(chosen, row->chosen != NULL ? row->chosen : "-")
 DEFINE_TEXT_COLUMN(layout, tc_layout_name(row->shape.layout))
 DEFINE_TEXT_COLUMN(precision, tc_precision_name(row->shape.precision))
 DEFINE_INT_COLUMN(cells, row->shape.num_cells)
@@ -67,7 +68,8 @@ static void format_relative_error(const bench_row *row, bool csv, char *text, si
 static const column columns[] = {
     {"kernel", -16, format_kernel},   {"preset", -6, format_preset},
     {"backend", -7, format_backend},  {"thr", 3, format_threads},
-    {"variant", -9, format_variant},  {"layout", -6, format_layout},
+    {"variant", -11, format_variant}, {"chosen", -9, format_chosen},
+    {"layout", -6, format_layout},
     {"prec", -6, format_precision},   {"C", 8, format_cells},
     {"L", 4, format_left},            {"R", 4, format_right},
     {"P", 4, format_points},          {"Pd", 4, format_data_points},
@@ -90,9 +92,10 @@ void bench_report_table_header(FILE *stream) {
           "min(FMA peak, AI x copy bandwidth) measured above for the row's thread count (thr 0:\n"
           "the GPU's), and 'bound' names the smaller term (mem: AI x copy bandwidth, fma: FMA\n"
           "peak); speedup is over the serial backend on the same case; rel_err = ||out - ref|| /\n"
-          "||ref|| against the serial reference. Variant 'cublas' rows time cuBLAS's\n"
-          "strided-batched GEMM on the same arrays (the vendor yardstick for FieldField in layout\n"
-          "right).\n");
+          "||ref|| against the serial reference (over the checked cells). 'chosen' says where the\n"
+          "variant came from: asked (named by --variant), rule or tuning (AUTO: the built-in rules\n"
+          "or a --tuning file), yardstick (the vendor variant, timed after each FieldField case in\n"
+          "layout right: cuBLAS's strided-batched GEMM on cuda, libxsmm on openmp).\n");
   for (int i = 0; i < COLUMN_COUNT; ++i)
     fprintf(stream, "%s%*s", i ? " " : "", columns[i].width, columns[i].name);
   fprintf(stream, "\n");

@@ -16,7 +16,9 @@ typedef struct {
   tc_backend_kind backend;
   int threads;               ///< OpenMP threads (1 serial, 0 CUDA)
   tc_variant variant;        ///< as resolved
-  const char *yardstick;     ///< "cublas" for a vendor-library row (variant unused), else NULL
+  const char *chosen;        ///< where the variant came from: "asked", "rule", "tuning"
+                             ///< (tc_choice_name), or "yardstick" for the vendor row added
+                             ///< after the asked-for variants
   int reps;                  ///< timed runs (fewer than asked when --row-time-limit stopped them)
   double median_seconds, min_seconds, max_seconds;
   double gflops;             ///< tc_contraction_flops / median, 1e9 flop/s
