@@ -457,12 +457,15 @@ static tc_err open_device(bench_run *run, const backend_config *config,
 }
 
 /* The variants to run on this backend: those asked for that it supports
- * (AUTO always), or with --variant all every variant it supports. */
+ * (AUTO always), or with --variant all AUTO and every variant it supports. */
 static int variants_for(bench_run *run, const tc_contract_backend *backend,
                         const tc_contraction *shape, tc_variant variants[TC_VARIANT_COUNT]) {
   const bench_options *o = run->options;
   int count = 0;
   if (o->all_variants) {
+    /* AUTO first, to show what it resolves to (--tune times the variants). */
+    if (o->tune_path == NULL)
+      variants[count++] = TC_VARIANT_AUTO;
     for (int v = TC_VARIANT_AUTO + 1; v < TC_VARIANT_COUNT; ++v)
       if (tc_contract_supports(backend, shape, (tc_variant)v))
         variants[count++] = (tc_variant)v;

@@ -73,7 +73,8 @@ static const option options_table[] = {
     {"backend", "LIST", OPTION_TEXT, FIELD(backend_text), "cpu", 0,
      "backends: serial,openmp,cuda; cpu or all: the CPU ones or all compiled in"},
     {"variant", "LIST", OPTION_TEXT, FIELD(variant_text), "auto", 0,
-     "variants: auto, all (each one a backend supports), or names (flat,blocked,...)"},
+     "variants: auto, all (auto, then each one a backend supports), or names (flat,blocked,"
+     "...,vendor)"},
     {"layout", "LIST", OPTION_TEXT, FIELD(layout_text), "right", 0, "layouts: right,left or all"},
     {"precision", "LIST", OPTION_TEXT, FIELD(precision_text), "double", 0,
      "precisions: double,float or all"},
