@@ -20,6 +20,7 @@
 #include "tc_report.h"
 #include "tc_signals.h"
 #include "tc_timers.h"
+#include "tc_tuning_shared.h"
 
 enum { EXIT_BAD_INPUT = 2, EXIT_VERIFY = 3 };
 
@@ -194,6 +195,7 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   tc_mesh *mesh = NULL;
   tc_loop *loop = NULL;
   tc_output *output = NULL;
+  tc_tuning *tuning = NULL;
   tc_err err;
 
   int local_rank = 0, local_size = 1;
@@ -223,15 +225,24 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_timer_stop(timers, TC_PHASE_MESH);
   if (err == TC_SUCCESS && strcmp(config->path, "none") != 0)
     err = tc_output_create(comm, config->path, config->overwrite, mesh, &output);
+  if (err == TC_SUCCESS && tc_config_has_tuning(config)) {
+    err = tc_tuning_load_shared(comm, config->tuning, config->backend, tc_device_model(device),
+                                config->tuning_on_error == TC_TUNING_ON_ERROR_RULES, &tuning);
+    tc_report_set_tuning(report, config->tuning, tuning != NULL);
+  }
   if (err == TC_SUCCESS)
-    err = tc_parallel_agree(comm, tc_loop_create(config, mesh, device, &loop));
+    err = tc_parallel_agree(comm, tc_loop_create(config, mesh, device, tuning, &loop));
+  tc_tuning_destroy(&tuning); /* the loop chose its variants */
   if (err == TC_SUCCESS)
     err = tc_report_set_workset(report, tc_loop_batch_cells(loop), tc_loop_num_batches(loop),
                                 config->batch_cells == 0);
   if (err == TC_SUCCESS)
     for (int k = 0; k < TC_KERNEL_COUNT; ++k)
-      if (config->kernels[k] && !tc_loop_kernel_fused(loop, k) && err == TC_SUCCESS)
+      if (config->kernels[k] && !tc_loop_kernel_fused(loop, k) && err == TC_SUCCESS) {
         err = tc_report_set_variant(report, k, tc_loop_variant(loop, k));
+        if (err == TC_SUCCESS)
+          err = tc_report_set_variant_choice(report, k, tc_loop_variant_choice(loop, k));
+      }
 
   double loop_seconds = 0.0, started = tc_wall_seconds(), shown = 0.0;
   for (int64_t step = 0; step < config->steps && err == TC_SUCCESS; ++step) {

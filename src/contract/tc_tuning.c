@@ -478,18 +478,17 @@ tc_err tc_tuning_parse(const char *origin, const char *text, tc_backend_kind bac
   return TC_SUCCESS;
 }
 
-tc_err tc_tuning_load(const char *path, tc_backend_kind backend, const char *device,
-                      tc_tuning **tuning) {
-  *tuning = NULL;
+tc_err tc_tuning_read_text(const char *path, char **text) {
+  *text = NULL;
   TC_CHECK(path != NULL, TC_ERR_ARGUMENT, "no tuning file given");
   FILE *file = fopen(path, "rb");
   TC_CHECK(file != NULL, TC_ERR_IO, "cannot open tuning file '%s': %s", path, strerror(errno));
-  char *text = malloc(TUNING_MAX_BYTES + 1);
-  if (text == NULL) {
+  char *buffer = malloc(TUNING_MAX_BYTES + 1);
+  if (buffer == NULL) {
     fclose(file);
     TC_FAIL(TC_ERR_MEMORY, "out of memory reading tuning file '%s'", path);
   }
-  const size_t got = fread(text, 1, TUNING_MAX_BYTES + 1, file);
+  const size_t got = fread(buffer, 1, TUNING_MAX_BYTES + 1, file);
   const int read_errno = ferror(file) ? errno : 0;
   fclose(file);
   tc_err err = TC_SUCCESS;
@@ -500,13 +499,24 @@ tc_err tc_tuning_load(const char *path, tc_backend_kind backend, const char *dev
     err = tc_error_raise(TC_ERR_INPUT, __FILE__, __LINE__, __func__,
                          "%s: larger than %d bytes: not a tcmini tuning file", path,
                          TUNING_MAX_BYTES);
-  else if (memchr(text, '\0', got) != NULL)
+  else if (memchr(buffer, '\0', got) != NULL)
     err = tc_error_raise(TC_ERR_INPUT, __FILE__, __LINE__, __func__,
                          "%s: not a tcmini tuning file (it holds NUL bytes)", path);
-  if (err == TC_SUCCESS) {
-    text[got] = '\0';
-    err = tc_tuning_parse(path, text, backend, device, tuning);
+  if (err != TC_SUCCESS) {
+    free(buffer);
+    return err;
   }
+  buffer[got] = '\0';
+  *text = buffer;
+  return TC_SUCCESS;
+}
+
+tc_err tc_tuning_load(const char *path, tc_backend_kind backend, const char *device,
+                      tc_tuning **tuning) {
+  *tuning = NULL;
+  char *text = NULL;
+  TC_CALL(tc_tuning_read_text(path, &text));
+  tc_err err = tc_tuning_parse(path, text, backend, device, tuning);
   free(text);
   return err;
 }

@@ -72,8 +72,13 @@ bool tc_tuning_entry_check(tc_backend_kind backend, const tc_tuning_entry *entry
 tc_err tc_tuning_parse(const char *origin, const char *text, tc_backend_kind backend,
                        const char *device, tc_tuning **tuning);
 
-/// tc_tuning_parse of the file at path; TC_ERR_IO names the path and the
-/// system's reason when it cannot be read. Not collective.
+/// The text of the file at path (NUL-terminated; the caller frees it):
+/// TC_ERR_IO names the path and the system's reason when it cannot be read,
+/// TC_ERR_INPUT when it is over 1 MiB or holds NUL bytes (not a tuning
+/// file). Not collective.
+tc_err tc_tuning_read_text(const char *path, char **text);
+
+/// tc_tuning_parse of the file at path (tc_tuning_read_text). Not collective.
 tc_err tc_tuning_load(const char *path, tc_backend_kind backend, const char *device,
                       tc_tuning **tuning);
 

@@ -22,6 +22,7 @@ _Static_assert(sizeof(tc_backend_kind) == sizeof(int), "enum fields are stored a
 _Static_assert(sizeof(tc_variant) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(tc_precision) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(tc_checks_mode) == sizeof(int), "enum fields are stored as int");
+_Static_assert(sizeof(tc_tuning_on_error) == sizeof(int), "enum fields are stored as int");
 
 /// Largest deck file read (a deck is a page of text; this catches a wrong path).
 enum { DECK_MAX_BYTES = 1 << 20 };
@@ -116,6 +117,9 @@ static const char *precision_name(int value) { return tc_precision_name((tc_prec
 static const char *checks_name(int value) { return tc_checks_mode_name((tc_checks_mode)value); }
 static const char *exchange_name(int value) { return tc_exchange_mode_name((tc_exchange_mode)value); }
 static const char *inputs_name(int value) { return tc_inputs_mode_name((tc_inputs_mode)value); }
+static const char *tuning_on_error_name(int value) {
+  return tc_tuning_on_error_name((tc_tuning_on_error)value);
+}
 static const char *layout_name(int value) {
   return value == TC_CONFIG_LAYOUT_AUTO ? "auto" : tc_layout_name((tc_layout)value);
 }
@@ -126,6 +130,8 @@ static const enum_names precision_names = {0, TC_PRECISION_COUNT, precision_name
 static const enum_names checks_names = {0, TC_CHECKS_COUNT, checks_name};
 static const enum_names exchange_names = {0, TC_EXCHANGE_COUNT, exchange_name};
 static const enum_names inputs_names = {0, TC_INPUTS_COUNT, inputs_name};
+static const enum_names tuning_on_error_names = {0, TC_TUNING_ON_ERROR_COUNT,
+                                                 tuning_on_error_name};
 static const enum_names layout_names = {TC_CONFIG_LAYOUT_AUTO, TC_LAYOUT_COUNT, layout_name};
 
 #define ANY {-INFINITY, INFINITY, false, false}
@@ -161,8 +167,19 @@ static const option options[] = {
      "auto = the backends' best (right on all of them)",
      ANY, &layout_names, FIELD(layout)},
     {"run", "variant", TYPE_ENUM, "auto",
-     "contraction algorithm; auto = the backend's choice per kernel and shape", ANY,
-     &variant_names, FIELD(variant)},
+     "contraction algorithm; auto = the backend's choice per kernel and shape; vendor = the "
+     "vendor library's GEMM (FieldField, layout right: cuBLAS on cuda, libxsmm on openmp; "
+     "'cublas' is read as vendor)",
+     ANY, &variant_names, FIELD(variant)},
+    {"run", "tuning", TYPE_STRING, "none",
+     "tuning file with AUTO's variant per shape class, written for this device by "
+     "tcmini-bench --tune; none = the backend's built-in rules",
+     ANY, NULL, FIELD(tuning)},
+    {"run", "tuning_on_error", TYPE_ENUM, "fail",
+     "a run.tuning file that is missing, corrupt, for another device or names a variant the "
+     "backend does not run: fail = the run stops with its error; rules = one warning, then "
+     "the built-in rules",
+     ANY, &tuning_on_error_names, FIELD(tuning_on_error)},
     {"run", "precision", TYPE_ENUM, "double", "floating-point type of the contractions", ANY,
      &precision_names, FIELD(precision)},
     {"run", "steps", TYPE_INT64, "2", "assembly steps; phase times are summed over them",
@@ -216,6 +233,15 @@ const char *tc_exchange_mode_name(tc_exchange_mode mode) {
 const char *tc_inputs_mode_name(tc_inputs_mode mode) {
   static const char *const names[TC_INPUTS_COUNT] = {"materialised", "fused"};
   return (int)mode >= 0 && mode < TC_INPUTS_COUNT ? names[mode] : "unknown";
+}
+
+const char *tc_tuning_on_error_name(tc_tuning_on_error mode) {
+  static const char *const names[TC_TUNING_ON_ERROR_COUNT] = {"fail", "rules"};
+  return (int)mode >= 0 && mode < TC_TUNING_ON_ERROR_COUNT ? names[mode] : "unknown";
+}
+
+bool tc_config_has_tuning(const tc_config *config) {
+  return strcmp(config->tuning, "none") != 0;
 }
 
 const char *tc_checks_mode_name(tc_checks_mode mode) {
@@ -444,6 +470,15 @@ static bool parse_enum(const enum_names *names, const char *text, int *value) {
       *value = v;
       return true;
     }
+  /* The variant's other name ("cublas" for vendor), as tc_variant_from_name reads it. */
+  if (names == &variant_names) {
+    tc_variant variant;
+    if (tc_variant_from_name(text, &variant) == TC_SUCCESS) {
+      *value = (int)variant;
+      return true;
+    }
+    tc_error_clear(); /* the caller reports the whole value instead */
+  }
   return false;
 }
 
@@ -667,6 +702,10 @@ static tc_err validate(const tc_config *config, const provenance *from) {
     free(available.data);
     return err;
   }
+  TC_CHECK(!tc_config_has_tuning(config) || config->backend != TC_BACKEND_SERIAL, TC_ERR_INPUT,
+           "%s: [run] tuning: the serial backend runs the reference only and takes no tuning "
+           "file (use run.backend = openmp or cuda, or run.tuning = none)",
+           from->where[option_index(FIELD(tuning))]);
   const char *exchange_from = from->where[option_index(FIELD(exchange))];
   TC_CHECK(config->exchange == TC_EXCHANGE_HOST || config->backend == TC_BACKEND_CUDA, TC_ERR_INPUT,
            "%s: [run] exchange: '%s' sums on the GPU and needs run.backend = cuda (got %s)",

@@ -37,6 +37,12 @@ typedef enum {
   TC_INPUTS_FUSED,        ///< the trio's inputs built on chip where one fused product consumes them
   TC_INPUTS_COUNT
 } tc_inputs_mode;
+/// run.tuning_on_error: what a tuning file that cannot be used does.
+typedef enum {
+  TC_TUNING_ON_ERROR_FAIL,  ///< the run fails with the file's error
+  TC_TUNING_ON_ERROR_RULES, ///< one warning, then AUTO uses the built-in rules
+  TC_TUNING_ON_ERROR_COUNT
+} tc_tuning_on_error;
 
 /// Boxes with at most this many cells run the checks when verify.checks = auto.
 #define TC_CHECKS_AUTO_MAX_CELLS INT64_C(2000000)
@@ -65,6 +71,8 @@ typedef struct {
   bool gpu_sharing;          ///< allow several ranks per GPU
   tc_exchange_mode exchange; ///< where the CUDA backend sums shared nodes (host for CPU backends)
   tc_inputs_mode inputs;     ///< how the elasticity trio gets its inputs
+  char tuning[TC_CONFIG_STRING_MAX]; ///< tuning file for AUTO (tcmini-bench --tune), "none" = the rules
+  tc_tuning_on_error tuning_on_error; ///< a tuning file that cannot be used: fail, or the rules
   /* [verify] */
   tc_checks_mode checks;     ///< run the correctness checks (tc_config_checks_enabled)
   double tolerance;          ///< relative tolerance of the checks in double precision
@@ -143,5 +151,11 @@ const char *tc_checks_mode_name(tc_checks_mode mode);
 const char *tc_exchange_mode_name(tc_exchange_mode mode);
 /// "materialised", "fused".
 const char *tc_inputs_mode_name(tc_inputs_mode mode);
+
+/// "fail", "rules".
+const char *tc_tuning_on_error_name(tc_tuning_on_error mode);
+
+/// Whether run.tuning names a file (is not "none").
+bool tc_config_has_tuning(const tc_config *config);
 
 #endif

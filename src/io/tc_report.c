@@ -62,6 +62,10 @@ struct tc_report {
   char *devices;    ///< rank 0: [ranks][DEVICE_MAX_CHARS] descriptions
   bool variant_known[TC_KERNEL_COUNT];
   tc_variant variants[TC_KERNEL_COUNT];
+  bool choice_known[TC_KERNEL_COUNT];
+  tc_choice choices[TC_KERNEL_COUNT]; ///< where each variant came from
+  char tuning_file[TC_CONFIG_STRING_MAX]; ///< run.tuning ("" before tc_report_set_tuning)
+  bool tuning_used;
   char variants_text[TC_KERNEL_COUNT * 48]; ///< see tc_report_variants_text
   bool have_times;
   tc_phase_stats times[TC_PHASE_COUNT];
@@ -150,6 +154,19 @@ tc_err tc_report_set_variant(tc_report *report, tc_kernel kernel, tc_variant var
                                "%s%s: %s", used ? ", " : "", tc_kernel_name((tc_kernel)k),
                                tc_variant_name(report->variants[k]));
   return TC_SUCCESS;
+}
+
+tc_err tc_report_set_variant_choice(tc_report *report, tc_kernel kernel, tc_choice choice) {
+  TC_CHECK((int)kernel >= 0 && kernel < TC_KERNEL_COUNT, TC_ERR_ARGUMENT, "unknown kernel %d",
+           (int)kernel);
+  report->choice_known[kernel] = true;
+  report->choices[kernel] = choice;
+  return TC_SUCCESS;
+}
+
+void tc_report_set_tuning(tc_report *report, const char *file, bool used) {
+  snprintf(report->tuning_file, sizeof report->tuning_file, "%s", file);
+  report->tuning_used = used;
 }
 
 const char *tc_report_variants_text(const tc_report *report) { return report->variants_text; }
@@ -366,6 +383,19 @@ static void write_yaml(const tc_report *report, FILE *out) {
         any_variant = true;
       }
     fputs(any_variant ? "\n" : " {}\n", out);
+    fputs("  variant_choices:", out);
+    bool any_choice = false;
+    for (int k = 0; k < TC_KERNEL_COUNT; k++)
+      if (config->kernels[k] && report->choice_known[k]) {
+        fprintf(out, "\n    %s: ", tc_kernel_name((tc_kernel)k));
+        yaml_string(out, tc_choice_name(report->choices[k]));
+        any_choice = true;
+      }
+    fputs(any_choice ? "\n" : " {}\n", out);
+    if (report->tuning_file[0] != '\0') {
+      yaml_key_string(out, "  ", "tuning_file", report->tuning_file);
+      fprintf(out, "  tuning_used: %s\n", report->tuning_used ? "true" : "false");
+    }
     fputs("  devices:\n", out);
     for (int r = 0; r < report->ranks; r++) {
       fprintf(out, "    - {rank: %d, device: ", r);
@@ -494,6 +524,20 @@ void tc_report_print(const tc_report *report, FILE *stream) {
               (long long)report->workset_cells,
               report->workset_chosen ? "sized by the loop" : "run.batch_cells",
               (long long)report->workset_batches);
+    bool any_variant = false;
+    for (int k = 0; k < TC_KERNEL_COUNT; k++)
+      if (config->kernels[k] && report->variant_known[k]) {
+        fprintf(stream, "%s%s %s", any_variant ? ", " : "variants (how chosen): ",
+                tc_kernel_name((tc_kernel)k), tc_variant_name(report->variants[k]));
+        if (report->choice_known[k])
+          fprintf(stream, " (%s)", tc_choice_name(report->choices[k]));
+        any_variant = true;
+      }
+    if (any_variant)
+      fputc('\n', stream);
+    if (report->tuning_file[0] != '\0' && strcmp(report->tuning_file, "none") != 0)
+      fprintf(stream, "tuning file: %s%s\n", report->tuning_file,
+              report->tuning_used ? "" : " (not used: the built-in rules apply)");
   } else {
     fputc('\n', stream);
   }

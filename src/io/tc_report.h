@@ -41,6 +41,15 @@ tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t bat
 /// Not collective.
 tc_err tc_report_set_variant(tc_report *report, tc_kernel kernel, tc_variant variant);
 
+/// Records where that variant came from: asked (run.variant named it), rule
+/// or tuning (auto: the backend's rules or the tuning file). Not collective.
+tc_err tc_report_set_variant_choice(tc_report *report, tc_kernel kernel, tc_choice choice);
+
+/// Records the run's tuning file (run.tuning; "none" for none) and whether
+/// it is in use (false when run.tuning_on_error = rules set it aside). Not
+/// collective.
+void tc_report_set_tuning(tc_report *report, const char *file, bool used);
+
 /// The variants recorded so far, one "Kernel: variant" per kernel in kernel
 /// order, comma-separated (e.g. "FieldFieldScalar: blocked, DataDataScalar:
 /// flat"); "" before any. Owned by the report, valid until the next change.

@@ -141,7 +141,7 @@ static tc_err setup_basis(tc_loop *loop) {
   return err;
 }
 
-static tc_err loop_setup(tc_loop *loop) {
+static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
   const tc_config *config = loop->config;
   loop->local = tc_mesh_local_part(loop->mesh);
   loop->contract = tc_device_contract_backend(loop->device);
@@ -179,19 +179,20 @@ static tc_err loop_setup(tc_loop *loop) {
       continue;
     tc_contraction shape = tc_physics_contraction(k, loop->batch_cells, loop->num_fields,
                                                   loop->num_points, loop->layout, loop->precision);
-    TC_CALL(tc_contract_resolve(loop->contract, &shape, config->variant, &loop->variants[k]));
+    TC_CALL(tc_contract_choose(loop->contract, tuning, &shape, config->variant,
+                               &loop->variants[k], &loop->choices[k]));
   }
   return TC_SUCCESS;
 }
 
 tc_err tc_loop_create(const tc_config *config, const tc_mesh *mesh, tc_device *device,
-                      tc_loop **loop) {
+                      const tc_tuning *tuning, tc_loop **loop) {
   tc_loop *created;
   TC_CALLOC(created, 1);
   created->config = config;
   created->mesh = mesh;
   created->device = device;
-  tc_err err = loop_setup(created);
+  tc_err err = loop_setup(created, tuning);
   if (err != TC_SUCCESS) {
     tc_loop_destroy(&created);
     return err;
@@ -245,7 +246,7 @@ static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
     tc_contraction shape = tc_physics_contraction(k, cells, loop->num_fields, loop->num_points,
                                                   loop->layout, loop->precision);
     TC_CALL(tc_loop_clock_mark(loop->clock, tc_phase_of_kernel(k)));
-    TC_CALL(tc_contract(loop->contract, &shape, config->variant,
+    TC_CALL(tc_contract(loop->contract, &shape, loop->variants[k],
                         loop->input_device[tc_physics_left_input(k)],
                         loop->input_device[tc_physics_right_input(k)], loop->output_device[k],
                         tc_device_stream(loop->device)));
@@ -310,6 +311,9 @@ int64_t tc_loop_num_points(const tc_loop *loop) { return loop->num_points; }
 int64_t tc_loop_num_fields(const tc_loop *loop) { return loop->num_fields; }
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel) { return loop->variants[kernel]; }
 bool tc_loop_kernel_fused(const tc_loop *loop, tc_kernel kernel) { return loop->fused[kernel]; }
+tc_choice tc_loop_variant_choice(const tc_loop *loop, tc_kernel kernel) {
+  return loop->choices[kernel];
+}
 double tc_loop_kernel_flops(const tc_loop *loop, tc_kernel kernel) {
   return loop->kernel_flops[kernel];
 }

@@ -14,6 +14,7 @@
 #include "tc_device.h"
 #include "tc_mesh.h"
 #include "tc_timers.h"
+#include "tc_tuning.h"
 
 /// What one step assembles, rank-local (host memory, double). Node vectors
 /// are [num_nodes][components] with shared nodes already summed over ranks;
@@ -42,9 +43,12 @@ typedef struct tc_loop tc_loop;
 
 /// Sets up the loop: the CSR structures, the quadrature and basis, and the
 /// batch buffers on the device (cells per batch chosen so that a batch's
-/// arrays stay within a memory budget). Not collective.
+/// arrays stay within a memory budget), and the variant of each kernel
+/// (run.variant; for auto, tuning's entry where it has one, NULL: none, else
+/// the backend's rules), kept for every batch. tuning is not kept. Not
+/// collective.
 tc_err tc_loop_create(const tc_config *config, const tc_mesh *mesh, tc_device *device,
-                      tc_loop **loop);
+                      const tc_tuning *tuning, tc_loop **loop);
 void tc_loop_destroy(tc_loop **loop);
 
 /// Runs one assembly step (all batches, then the shared-node sums), timing
@@ -74,6 +78,8 @@ tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel);
 /// True if the kernel runs in the fused elasticity product (run.inputs =
 /// fused) rather than as a contraction of materialised inputs.
 bool tc_loop_kernel_fused(const tc_loop *loop, tc_kernel kernel);
+/// Where that variant came from: asked (run.variant), rule or tuning.
+tc_choice tc_loop_variant_choice(const tc_loop *loop, tc_kernel kernel);
 /// Floating-point operations of a kernel's contractions on this rank, summed over
 /// the steps run so far (the phase times are summed the same way).
 double tc_loop_kernel_flops(const tc_loop *loop, tc_kernel kernel);

@@ -27,7 +27,8 @@ struct tc_loop {
   int64_t num_fields, num_points, batch_cells, num_batches;
   tc_assembly *assembly;
   tc_loop_results results;
-  tc_variant variants[TC_KERNEL_COUNT];
+  tc_variant variants[TC_KERNEL_COUNT]; /* resolved once, run for every batch */
+  tc_choice choices[TC_KERNEL_COUNT];   /* where each came from (tc_contract_choose) */
   bool fused[TC_KERNEL_COUNT]; ///< runs in the fused elasticity (run.inputs = fused)
   bool any_fused;
   double kernel_flops[TC_KERNEL_COUNT];

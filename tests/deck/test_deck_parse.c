@@ -16,6 +16,7 @@ static const char *const all_keys[] = {
     "mesh.cells",          "mesh.length",          "mesh.distortion",  "element.order",
     "element.quadrature",  "physics.kernels",      "run.label",        "run.backend",
     "run.threads",         "run.layout",           "run.variant",      "run.precision",
+    "run.tuning",          "run.tuning_on_error",
     "run.steps",           "run.batch_cells",      "run.gpu_sharing",  "run.exchange",
     "run.inputs",
     "verify.checks",       "verify.tolerance",
@@ -37,6 +38,7 @@ static bool same_config(const tc_config *a, const tc_config *b) {
          a->variant == b->variant && a->precision == b->precision && a->steps == b->steps &&
          a->batch_cells == b->batch_cells &&
          a->gpu_sharing == b->gpu_sharing && a->exchange == b->exchange &&
+         strcmp(a->tuning, b->tuning) == 0 && a->tuning_on_error == b->tuning_on_error &&
          a->checks == b->checks &&
          a->tolerance == b->tolerance && a->tolerance_float == b->tolerance_float &&
          strcmp(a->path, b->path) == 0 && a->overwrite == b->overwrite &&
@@ -56,6 +58,9 @@ static void test_defaults(void) {
   EXPECT(config.threads == 0 && config.steps == 2 && !config.gpu_sharing, "run");
   EXPECT(config.exchange == TC_EXCHANGE_HOST, "exchange");
   EXPECT(config.layout == TC_CONFIG_LAYOUT_AUTO && config.variant == TC_VARIANT_AUTO, "auto");
+  EXPECT_STREQ(config.tuning, "none");
+  EXPECT(!tc_config_has_tuning(&config) && config.tuning_on_error == TC_TUNING_ON_ERROR_FAIL,
+         "tuning");
   EXPECT(config.precision == TC_DOUBLE, "precision");
   EXPECT(config.checks == TC_CHECKS_AUTO && config.tolerance == 1e-9, "verify");
   EXPECT(config.tolerance_float == 1e-4, "tolerance_float");
@@ -146,6 +151,27 @@ static void test_good_deck(void) {
   EXPECT(same_config(&partial, &defaults), "partial deck");
 }
 
+/* The vendor variant under both its names, and the tuning keys. */
+static void test_vendor_and_tuning(void) {
+  tc_config config;
+  char *cublas[] = {"run.variant=cublas"};
+  REQUIRE_CALL(tc_config_parse("v.in", "[run]\nvariant = vendor\n", 0, NULL, &config));
+  EXPECT(config.variant == TC_VARIANT_VENDOR, "vendor");
+  REQUIRE_CALL(tc_config_parse("v.in", NULL, 1, cublas, &config));
+  EXPECT(config.variant == TC_VARIANT_VENDOR, "cublas is read as vendor");
+  char *deck = NULL;
+  REQUIRE_CALL(tc_config_deck_string(&config, &deck));
+  EXPECT(deck && strstr(deck, "\nvariant = vendor\n"), "printed as vendor");
+  free(deck);
+  REQUIRE_CALL(tc_config_parse("v.in",
+                               "[run]\nbackend = openmp\ntuning = tuned/h100.txt\n"
+                               "tuning_on_error = rules\n",
+                               0, NULL, &config));
+  EXPECT_STREQ(config.tuning, "tuned/h100.txt");
+  EXPECT(tc_config_has_tuning(&config) && config.tuning_on_error == TC_TUNING_ON_ERROR_RULES,
+         "tuning keys");
+}
+
 static void test_overrides(void) {
   char *overrides[] = {"mesh.cells=32,32,32", "run.backend=serial", " run.steps = 9 ",
                        "output.path=\"my results.h5\"", "RUN.Steps=11"};
@@ -220,6 +246,11 @@ static void test_errors(void) {
        "inputs/hex.in:2: [run] backend: expected one of serial|openmp|cuda, got 'gpu'"},
       {"[run]\nlayout = diagonal\n", NULL,
        "inputs/hex.in:2: [run] layout: expected one of auto|right|left, got 'diagonal'"},
+      {"[run]\ntuning_on_error = warn\n", NULL,
+       "inputs/hex.in:2: [run] tuning_on_error: expected one of fail|rules, got 'warn'"},
+      {"[run]\nbackend = serial\ntuning = t.txt\n", NULL,
+       "inputs/hex.in:3: [run] tuning: the serial backend runs the reference only and takes no "
+       "tuning file (use run.backend = openmp or cuda, or run.tuning = none)"},
       {"[output]\noverwrite = maybe\n", NULL,
        "inputs/hex.in:2: [output] overwrite: expected true or false (also on/off, yes/no, "
        "1/0), got 'maybe'"},
@@ -424,6 +455,7 @@ int main(int argc, char **argv) {
   test_shipped_deck(argv[1]);
   test_defaults();
   test_good_deck();
+  test_vendor_and_tuning();
   test_overrides();
   test_errors();
   test_format_double();
