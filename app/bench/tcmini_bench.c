@@ -730,7 +730,8 @@ static tc_err write_tuning(bench_run *run) {
   const backend_config *config = &run->configs[0];
   char comment[512], threads[32] = "";
   if (config->backend == TC_BACKEND_OPENMP)
-    snprintf(threads, sizeof threads, ", %d threads", config->threads);
+    snprintf(threads, sizeof threads, ", %d thread%s", config->threads,
+             config->threads == 1 ? "" : "s");
   snprintf(comment, sizeof comment,
            "written by tcmini-bench %s (git %s): backend %s%s, shapes from %s, --memory %lld "
            "MB, medians of %lld runs\nfor shapes in no class below, AUTO keeps the built-in rules",

@@ -211,6 +211,12 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_device_create(&options, &device);
   }
   err = tc_parallel_agree(comm, err);
+  /* The tuning file, before anything is built or written: a bad one costs nothing. */
+  if (err == TC_SUCCESS && tc_config_has_tuning(config)) {
+    err = tc_tuning_load_shared(comm, config->tuning, config->backend, tc_device_model(device),
+                                config->tuning_on_error == TC_TUNING_ON_ERROR_RULES, &tuning);
+    tc_report_set_tuning(report, config->tuning, tuning != NULL);
+  }
   if (err == TC_SUCCESS)
     err = tc_report_set_run(report, config, tc_device_num_threads(device),
                             tc_device_description(device));
@@ -225,11 +231,6 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_timer_stop(timers, TC_PHASE_MESH);
   if (err == TC_SUCCESS && strcmp(config->path, "none") != 0)
     err = tc_output_create(comm, config->path, config->overwrite, mesh, &output);
-  if (err == TC_SUCCESS && tc_config_has_tuning(config)) {
-    err = tc_tuning_load_shared(comm, config->tuning, config->backend, tc_device_model(device),
-                                config->tuning_on_error == TC_TUNING_ON_ERROR_RULES, &tuning);
-    tc_report_set_tuning(report, config->tuning, tuning != NULL);
-  }
   if (err == TC_SUCCESS)
     err = tc_parallel_agree(comm, tc_loop_create(config, mesh, device, tuning, &loop));
   tc_tuning_destroy(&tuning); /* the loop chose its variants */
@@ -302,6 +303,7 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   if (err == TC_SUCCESS)
     err = tc_report_write(report, config->report);
 
+  tc_tuning_destroy(&tuning);
   tc_output_destroy(&output);
   tc_loop_destroy(&loop);
   tc_mesh_destroy(&mesh);

@@ -429,12 +429,17 @@ static tc_err check_combinations(bench_options *o) {
            "--tune times every variant the backend runs: drop --variant");
   if (o->tune_path != NULL)
     o->all_variants = true;
-  if (o->shapes_text != NULL)
-    TC_CALL(parse_shapes(o));
+  if (o->shapes_text != NULL) {
+    tc_err err = parse_shapes(o);
+    if (err != TC_SUCCESS)
+      return blame_option("shapes", err);
+  }
   if (o->deck_path != NULL) {
     TC_CHECK(!o->kernel_named, TC_ERR_INPUT,
              "--deck takes the kernels from the deck's physics.kernels: drop --kernel");
-    TC_CALL(parse_deck(o));
+    tc_err err = parse_deck(o);
+    if (err != TC_SUCCESS)
+      return blame_option("deck", err);
   }
   if (o->shapes_text != NULL || o->deck_path != NULL)
     o->num_presets = 0;

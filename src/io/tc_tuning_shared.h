@@ -12,7 +12,8 @@
 /// Loads the tuning file at path for backend on this rank's device (its
 /// model name, tc_device_model). All ranks return the same code: a missing,
 /// unreadable or corrupt file, or one for another backend or device on any
-/// rank, fails every rank with one message (the lowest failing rank's). With
+/// rank, fails every rank with one message (the lowest failing rank's;
+/// TC_ERR_INPUT, also for a file that cannot be read: it is bad input). With
 /// fallback, such a failure is instead one warning line on rank 0's stderr
 /// and *tuning is NULL on every rank (the built-in rules apply). Collective
 /// on comm.

@@ -1,7 +1,9 @@
 # test_bench_check.cmake: runs tcmini-bench (cmake -P, singleton MPI) and
 # judges its output and exit code, for checks CTest's properties cannot make.
-#   -DBENCH=path  -DMODE=kernels|bad-options|help|replay-wrong-kernel
+#   -DBENCH=path  -DMODE=kernels|bad-options|help|replay-wrong-kernel|sweep|tune
 #   [-DBACKENDS=serial,openmp (kernels)]  [-DFILE=h5 (replay-wrong-kernel)]
+#   [-DVENDOR=ON|OFF (sweep, tune: the OpenMP vendor variant is built)]
+#   [-DWORKDIR=dir (tune: where its files go)]
 cmake_minimum_required(VERSION 3.22)
 
 function(run_bench)
@@ -55,6 +57,16 @@ elseif(MODE STREQUAL "bad-options")
     "--left,4|needs --left L >= 1 and --points P >= 1"
     "--data-points,2|--data-points: expected 1 or P"
     "--replay-output,x.h5|--replay-output needs --replay"
+    "--sweep,3,--kernel,FieldFieldScalar|--sweep draws FieldField kernels itself: drop --kernel"
+    "--sweep,3,--variant,flat|--sweep times auto against the vendor variant: drop --variant"
+    "--sweep,3,--preset,p8|give the shapes one way"
+    "--tuning-on-error,rules|--tuning-on-error needs --tuning"
+    "--tuning,t.txt,--tuning-on-error,warn|--tuning-on-error: expected fail or rules"
+    "--tune,t.txt,--variant,flat|--tune times every variant the backend runs: drop --variant"
+    "--tune,t.txt,--tuning,u.txt|--tune measures every variant itself: drop --tuning"
+    "--shapes,81x81|--shapes: expected LxRxP with whole numbers >= 1 [^\n]* got '81x81'"
+    "--shapes,0x1x1|--shapes: expected LxRxP with whole numbers >= 1"
+    "--deck,no-such-deck.in|--deck: cannot open deck 'no-such-deck.in'"
     "stray|unexpected argument 'stray'")
   foreach(case IN LISTS cases)
     string(REPLACE "|" ";" parts "${case}")
@@ -82,6 +94,90 @@ elseif(MODE STREQUAL "replay-wrong-kernel")
   run_bench(--replay ${FILE} --kernel DataDataScalar --reps 1 --warmup 0)
   if(NOT rc EQUAL 1 OR NOT err MATCHES "dataset 'right' has rank 4 but DataDataScalar needs 2")
     message(FATAL_ERROR "exit ${rc}, stderr '${err}'")
+  endif()
+
+elseif(MODE STREQUAL "sweep")
+  # A tiny sweep on one OpenMP thread: every row verified, the distribution
+  # and the worst shape with its command; the same shapes for the same seed.
+  set(args --sweep 3 --seed 5 --backend openmp --threads 1 --memory 1 --reps 1 --warmup 0)
+  run_bench(${args})
+  if(NOT VENDOR)
+    if(NOT rc EQUAL 1 OR NOT err MATCHES "--sweep compares AUTO with the vendor variant, and this build has no libxsmm")
+      message(FATAL_ERROR "without libxsmm: exit ${rc}, stderr '${err}'")
+    endif()
+    return()
+  endif()
+  message("${out}")
+  if(NOT rc EQUAL 0 OR out MATCHES "FAIL" OR NOT out MATCHES "\n6 rows, 6 verified, 0 failed")
+    message(FATAL_ERROR "sweep: exit ${rc}: ${err}")
+  endif()
+  foreach(expected "AUTO/vendor time ratio over 3 shapes" "worst: shape [0-2], FieldField"
+          "rerun it: tcmini-bench --backend openmp --threads 1 --kernel FieldField")
+    if(NOT out MATCHES "${expected}")
+      message(FATAL_ERROR "sweep: no '${expected}' in the output")
+    endif()
+  endforeach()
+  string(REGEX MATCHALL "\nFieldField[A-Za-z]+ +sweep +openmp [^\n]* no " first "${out}")
+  run_bench(${args})
+  string(REGEX MATCHALL "\nFieldField[A-Za-z]+ +sweep +openmp [^\n]* no " second "${out}")
+  list(LENGTH first rows)
+  if(NOT rows EQUAL 6 OR NOT first STREQUAL second)
+    message(FATAL_ERROR "the sweep's shapes differ between two runs of one seed:\n${first}\n${second}")
+  endif()
+
+elseif(MODE STREQUAL "tune")
+  # --tune writes a tuning file that --tuning then uses; a file that cannot
+  # be used fails the run with one line, or warns with --tuning-on-error rules.
+  set(file ${WORKDIR}/bench_tuned.txt)
+  file(REMOVE ${file})
+  set(shape --kernel FieldFieldScalar,DataDataScalar --preset p8 --backend openmp --threads 1
+      --memory 1 --reps 1 --warmup 0)
+  run_bench(--tune ${file} ${shape})
+  message("${out}")
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${file})
+    message(FATAL_ERROR "--tune: exit ${rc}: ${err}")
+  endif()
+  file(READ ${file} tuned)
+  if(NOT tuned MATCHES "\ntcmini-tuning 1\nbackend openmp\ndevice [^\n]+\n"
+     OR NOT tuned MATCHES "\nkernel=FieldFieldScalar layout=right precision=double L=5-8 R=5-8 K=5-8 variant=[a-z]+"
+     OR NOT tuned MATCHES "\nkernel=DataDataScalar layout=right precision=double K=5-8 variant=[a-z]+")
+    message(FATAL_ERROR "unexpected tuning file:\n${tuned}")
+  endif()
+  if(VENDOR AND NOT out MATCHES "\nFieldFieldScalar p8 +openmp +1 vendor +asked")
+    message(FATAL_ERROR "--tune did not time the vendor variant")
+  endif()
+  run_bench(--tuning ${file} ${shape})
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "\nFieldFieldScalar p8 +openmp +1 [a-z-]+ +tuning"
+     OR NOT out MATCHES "\nDataDataScalar +p8 +openmp +1 [a-z-]+ +tuning")
+    message(FATAL_ERROR "--tuning: AUTO rows must say 'tuning': exit ${rc}\n${out}\n${err}")
+  endif()
+  string(REPLACE "backend openmp" "backend cuda" foreign "${tuned}")
+  string(REGEX REPLACE "\ndevice [^\n]+" "\ndevice No Such Processor 9000" other_device "${tuned}")
+  file(WRITE ${WORKDIR}/bench_tuned_other_device.txt "${other_device}")
+  string(ASCII 1 2 control)
+  file(WRITE ${WORKDIR}/bench_tuned_corrupt.txt "tcmini-tuning 1\nbackend openmp\n${control}\n")
+  foreach(case "bench_tuned_other_device.txt|the file was tuned on 'No Such Processor 9000'"
+               "bench_tuned_corrupt.txt|bench_tuned_corrupt.txt:3: not a tcmini tuning file"
+               "bench_no_such_tuning.txt|cannot open tuning file")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 expected)
+    run_bench(--tuning ${WORKDIR}/${name} ${shape})
+    string(REGEX MATCHALL "\n" newlines "${err}")
+    list(LENGTH newlines lines)
+    if(NOT rc EQUAL 1 OR NOT lines EQUAL 1 OR NOT err MATCHES "^tcmini-bench: error: [^\n]*${expected}")
+      message(FATAL_ERROR "--tuning ${name}: exit ${rc}, stderr '${err}'; expected one line with '${expected}'")
+    endif()
+    run_bench(--tuning ${WORKDIR}/${name} --tuning-on-error rules ${shape})
+    if(NOT rc EQUAL 0 OR NOT err MATCHES "^tcmini-bench: warning: [^\n]*${expected}[^\n]*; AUTO uses the built-in rules\n$"
+       OR NOT out MATCHES "\nFieldFieldScalar p8 +openmp +1 [a-z-]+ +rule")
+      message(FATAL_ERROR "--tuning ${name} --tuning-on-error rules: exit ${rc}, stderr '${err}'")
+    endif()
+  endforeach()
+  # --tune measures one backend at one thread count.
+  run_bench(--tune ${file} ${shape} --threads 1,2)
+  if(NOT rc EQUAL 1 OR NOT err MATCHES "--tune measures one backend at one thread count")
+    message(FATAL_ERROR "--tune on two thread counts: exit ${rc}, stderr '${err}'")
   endif()
 
 else()

@@ -1,13 +1,15 @@
 /* test_bench_units: the pieces of tcmini-bench that decide a verdict or a
  * size, checked against hand-computed values: the verification norm and
- * tolerance, layout conversion, option parsing and the cells chosen for
- * --memory. */
+ * tolerance, layout conversion, the checks of sampled cells (--check-cells),
+ * option parsing, the cells chosen for --memory, --shapes, and the random
+ * shapes of --sweep. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bench_case.h"
 #include "bench_options.h"
+#include "bench_sweep.h"
 #include "tc_parallel.h"
 
 static int failures = 0;
@@ -76,6 +78,78 @@ static void test_relayout(void) {
   EXPECT(memcmp(back, row_major, sizeof back) == 0, "layout round trip");
 }
 
+/* A case checked on 3 of its 10 cells (0, 4 and 9): a wrong entry in a
+ * checked cell fails, in either layout; the other cells are not looked at. */
+static void test_checked_cells(void) {
+  const tc_contraction shape = {.kernel = TC_FIELD_FIELD_VECTOR, .num_cells = 10,
+                                .num_left_fields = 3, .num_right_fields = 4, .num_points = 5,
+                                .num_data_points = 1, .dim1 = 2, .dim2 = 1,
+                                .layout = TC_LAYOUT_RIGHT, .precision = TC_DOUBLE};
+  bench_case sampled, full;
+  tc_err err = bench_case_create_random_checked(&shape, 42, 3, &sampled);
+  EXPECT(err == TC_SUCCESS, "sampled case: %s", tc_error_message());
+  err = bench_case_create_random(&shape, 42, &full);
+  EXPECT(err == TC_SUCCESS, "full case: %s", tc_error_message());
+  if (err != TC_SUCCESS)
+    return;
+  EXPECT(sampled.num_checked == 3 && sampled.checked[0] == 0 && sampled.checked[1] == 4 &&
+             sampled.checked[2] == 9,
+         "checked cells");
+  EXPECT(full.num_checked == 10 && full.checked == NULL, "every cell checked");
+  /* The full reference is a right answer for both. */
+  double output[10 * 12], left_output[10 * 12];
+  memcpy(output, full.reference, sizeof output);
+  EXPECT(bench_case_error(&sampled, TC_LAYOUT_RIGHT, output) == 0.0, "exact answer");
+  tc_contraction left_shape = shape;
+  left_shape.layout = TC_LAYOUT_LEFT;
+  bench_relayout(&left_shape, BENCH_ARRAY_OUTPUT, output, left_output, true);
+  EXPECT(bench_case_error(&sampled, TC_LAYOUT_LEFT, left_output) == 0.0, "exact answer, left");
+  output[4 * 12 + 7] += 1.0; /* cell 4 is checked */
+  EXPECT(bench_case_error(&sampled, TC_LAYOUT_RIGHT, output) > bench_tolerance(&shape),
+         "a wrong checked entry passed");
+  EXPECT(bench_case_error(&full, TC_LAYOUT_RIGHT, output) > bench_tolerance(&shape),
+         "a wrong entry passed the full check");
+  output[4 * 12 + 7] -= 1.0;
+  output[5 * 12 + 7] += 1.0; /* cell 5 is not */
+  EXPECT(bench_case_error(&sampled, TC_LAYOUT_RIGHT, output) == 0.0, "cell 5 is not checked");
+  left_output[9 + 10 * (1 + 3 * 2)] = NAN; /* cell 9, entry (1, 2), in layout left */
+  EXPECT(isnan(bench_case_error(&sampled, TC_LAYOUT_LEFT, left_output)), "NaN is an error");
+  bench_case_destroy(&sampled);
+  bench_case_destroy(&full);
+  EXPECT(sampled.checked == NULL && sampled.reference == NULL, "destroy empties the case");
+}
+
+/* The sweep's shapes: in range, the same for a seed and index whatever N. */
+static void test_sweep_shapes(void) {
+  int kernels[3] = {0, 0, 0};
+  for (int64_t i = 0; i < 300; ++i) {
+    tc_contraction a, b;
+    bench_sweep_shape(7, i, TC_LAYOUT_RIGHT, TC_FLOAT, 64, &a);
+    bench_sweep_shape(7, i, TC_LAYOUT_RIGHT, TC_FLOAT, 64, &b);
+    EXPECT(memcmp(&a, &b, sizeof a) == 0, "shape %lld is not reproducible", (long long)i);
+    EXPECT(tc_kernel_is_field_field(a.kernel) && a.num_left_fields >= 4 &&
+               a.num_left_fields <= 130 && a.num_right_fields >= 4 && a.num_right_fields <= 130 &&
+               a.num_points >= 1 && a.num_points <= 343 && a.dim1 >= 1 && a.dim1 <= 3 &&
+               a.dim2 >= 1 && a.dim2 <= 3 && a.precision == TC_FLOAT && !a.sum_into,
+           "shape %lld out of range", (long long)i);
+    EXPECT(tc_contraction_validate(&a) == TC_SUCCESS, "shape %lld invalid", (long long)i);
+    a.num_cells = 1;
+    const double per_cell = (double)(tc_contraction_left_count(&a) +
+                                     tc_contraction_right_count(&a) +
+                                     tc_contraction_output_count(&a)) * 4.0;
+    EXPECT(b.num_cells == (int64_t)(64.0 * 1048576 / per_cell) || b.num_cells == 1,
+           "shape %lld: %lld cells for 64 MiB", (long long)i, (long long)b.num_cells);
+    kernels[a.kernel - TC_FIELD_FIELD_SCALAR]++;
+  }
+  EXPECT(kernels[0] > 60 && kernels[1] > 60 && kernels[2] > 60, "kernels %d %d %d", kernels[0],
+         kernels[1], kernels[2]);
+  tc_contraction other;
+  bench_sweep_shape(8, 0, TC_LAYOUT_RIGHT, TC_FLOAT, 64, &other);
+  tc_contraction first;
+  bench_sweep_shape(7, 0, TC_LAYOUT_RIGHT, TC_FLOAT, 64, &first);
+  EXPECT(memcmp(&other, &first, sizeof other) != 0, "seeds 7 and 8 give the same first shape");
+}
+
 static void test_options(void) {
   char *argv[] = {"tcmini-bench", "--kernel", "FieldFieldScalar,DataDataTensor", "--preset",
                   "p8,p125", "--memory", "1", "--threads=1,2", "--precision", "all", NULL};
@@ -104,6 +178,35 @@ static void test_options(void) {
              shapes[0].num_left_fields == 1 && shapes[0].num_cells == 1048576 / ((72 + 72 + 1) * 8),
          "DataDataTensor p8 shape");
 
+  /* --shapes: each shape for every kernel; C from --memory. */
+  char *listed[] = {"tcmini-bench", "--kernel", "FieldFieldTensor,DataDataScalar", "--shapes",
+                    "81x81x27,3x5x7", "--memory", "1", NULL};
+  err = bench_options_parse(7, listed, &options);
+  EXPECT(err == TC_SUCCESS && options.num_shapes == 4 && options.num_presets == 0,
+         "--shapes: %s", tc_error_message());
+  tc_contraction shape;
+  err = bench_options_listed_shape(&options, 0, TC_DOUBLE, &shape);
+  EXPECT(err == TC_SUCCESS && shape.kernel == TC_FIELD_FIELD_TENSOR &&
+             shape.num_left_fields == 81 && shape.num_right_fields == 81 &&
+             shape.num_points == 27 && shape.dim1 == 3 && shape.dim2 == 3 &&
+             shape.num_cells == 1048576 / ((81 * 243 * 2 + 81 * 81) * 8),
+         "listed Q2 shape");
+  err = bench_options_listed_shape(&options, 3, TC_FLOAT, &shape);
+  EXPECT(err == TC_SUCCESS && shape.kernel == TC_DATA_DATA_SCALAR && shape.num_points == 7 &&
+             shape.num_left_fields == 1 && shape.precision == TC_FLOAT,
+         "listed DataDataScalar shape");
+  /* --sweep and --tune check 16 cells unless told, --sweep takes 1024 MB. */
+  char *sweep[] = {"tcmini-bench", "--sweep", "5", NULL};
+  err = bench_options_parse(3, sweep, &options);
+  EXPECT(err == TC_SUCCESS && options.sweep == 5 && options.check_cells == 16 &&
+             options.memory_mb == 1024 && options.seed == 1,
+         "--sweep defaults");
+  char *tune[] = {"tcmini-bench", "--tune", "t.txt", "--check-cells", "0", NULL};
+  err = bench_options_parse(5, tune, &options);
+  EXPECT(err == TC_SUCCESS && options.all_variants && options.check_cells == 0 &&
+             options.memory_mb == 256,
+         "--tune options");
+
   char *bad[] = {"tcmini-bench", "--threads", "1,x", NULL};
   err = bench_options_parse(3, bad, &options);
   EXPECT(err == TC_ERR_INPUT && strstr(tc_error_message(), "--threads") != NULL,
@@ -116,6 +219,8 @@ int main(int argc, char **argv) {
     return 1;
   test_verdicts();
   test_relayout();
+  test_checked_cells();
+  test_sweep_shapes();
   test_options();
   printf("test_bench_units: %d failure%s\n", failures, failures == 1 ? "" : "s");
   if (tc_parallel_finalize() != TC_SUCCESS)

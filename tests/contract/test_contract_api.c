@@ -1,8 +1,9 @@
 /* test_contract_api: the backend-independent API of tc_contract: name
  * round-trips and parsers, normalisation, validation of bad shapes (code and
  * message, and tc_contract never touching memory then), extents, counts,
- * flops and bytes of a hand-worked shape, layout offsets, and variant
- * support and resolution on the CPU backends. */
+ * flops and bytes of a hand-worked shape, layout offsets, variant
+ * support and resolution on the CPU backends, and the vendor variant's names
+ * and refusals. */
 #include <string.h>
 
 #include "contract_test.h"
@@ -308,8 +309,57 @@ static void check_variants(void) {
   tc_error_clear();
 }
 
+/* The vendor variant: its names, and refusals that say why. */
+static void check_vendor(void) {
+  tc_variant variant = TC_VARIANT_AUTO;
+  test_check(strcmp(tc_variant_name(TC_VARIANT_VENDOR), "vendor") == 0 &&
+                 tc_variant_from_name("cuBLAS", &variant) == TC_SUCCESS &&
+                 variant == TC_VARIANT_VENDOR,
+             "vendor is named vendor and cublas is read as it");
+  const tc_contraction shape = valid_shape();
+  const tc_contract_backend *serial = tc_contract_backend_get(TC_BACKEND_SERIAL);
+  test_check(tc_contract_vendor_library(serial) == NULL &&
+                 !tc_contract_supports(serial, &shape, TC_VARIANT_VENDOR) &&
+                 strstr(tc_contract_vendor_refusal(serial, &shape), "reference") != NULL,
+             "serial has no vendor library");
+  const tc_contract_backend *openmp = tc_contract_backend_get(TC_BACKEND_OPENMP);
+  if (openmp == NULL)
+    return;
+  tc_variant resolved;
+  tc_error_clear();
+  if (tc_contract_vendor_library(openmp) == NULL) {
+    test_check(tc_contract_resolve(openmp, &shape, TC_VARIANT_VENDOR, &resolved) ==
+                       TC_ERR_UNSUPPORTED &&
+                   strstr(tc_error_message(), "libxsmm") != NULL,
+               "without libxsmm, vendor is refused naming it: '%s'", tc_error_message());
+    tc_error_clear();
+    return;
+  }
+  test_check(strncmp(tc_contract_vendor_library(openmp), "libxsmm ", 8) == 0,
+             "OpenMP's vendor library is libxsmm: '%s'", tc_contract_vendor_library(openmp));
+  test_check(tc_contract_supports(openmp, &shape, TC_VARIANT_VENDOR) &&
+                 tc_contract_vendor_refusal(openmp, &shape) == NULL,
+             "vendor runs FieldField in layout right");
+  tc_contraction left = shape;
+  left.layout = TC_LAYOUT_LEFT;
+  test_check(!tc_contract_supports(openmp, &left, TC_VARIANT_VENDOR) &&
+                 tc_contract_resolve(openmp, &left, TC_VARIANT_VENDOR, &resolved) ==
+                     TC_ERR_UNSUPPORTED &&
+                 strstr(tc_error_message(), "layout right only") != NULL,
+             "vendor refuses layout left saying why: '%s'", tc_error_message());
+  tc_error_clear();
+  tc_contraction data = {.kernel = TC_DATA_DATA_SCALAR, .num_cells = 2, .num_points = 3,
+                         .layout = TC_LAYOUT_RIGHT, .precision = TC_DOUBLE};
+  test_check(tc_contract_resolve(openmp, &data, TC_VARIANT_VENDOR, &resolved) ==
+                     TC_ERR_UNSUPPORTED &&
+                 strstr(tc_error_message(), "FieldField kernels only") != NULL,
+             "vendor refuses DataData saying why: '%s'", tc_error_message());
+  tc_error_clear();
+}
+
 int main(void) {
   check_names();
+  check_vendor();
   check_kernel_classes();
   check_normalize();
   check_validation();

@@ -1,8 +1,12 @@
 /* test_contract_cuda: what the backend-generic conformance test does not
- * cover for the CUDA backend: the no-GPU message, every declared variant on
- * ragged shapes (tiles, packed groups and slice chunks that divide nothing),
- * grids of far more than 65535 blocks, and poisoned outputs, against an
- * independent host reference. Exits 77 (skip) when no GPU is visible. */
+ * cover for the CUDA backend: the no-GPU message, every declared variant
+ * (cuBLAS's vendor variant among them) on ragged shapes (tiles, packed groups
+ * and slice chunks that divide nothing), grids of far more than 65535 blocks,
+ * and poisoned outputs, against an independent host reference; and for the
+ * vendor variant: float computed in FP32 (no TF32), layout left refused with
+ * its reason, its cached cuBLAS handle shared by two devices' streams and
+ * made again after a release, and AUTO taking it from a tuning file. Exits 77
+ * (skip) when no GPU is visible. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +15,7 @@
 #include "tc_contract.h"
 #include "tc_device.h"
 #include "tc_parallel.h"
+#include "tc_tuning.h"
 
 enum { SKIP_CODE = 77 };
 
@@ -195,6 +200,129 @@ done:
   return err;
 }
 
+/* One run of variant on shape (no sum_into) from random inputs that float
+ * keeps exactly, compared with the long double reference: *relative gets
+ * ||out - ref|| / ||ref||. dev2: when not NULL, the run goes to that
+ * device's stream instead (same GPU). */
+static tc_err vendor_run(tc_device *dev, tc_device *dev2, tc_contraction s, tc_variant variant,
+                         uint64_t seed, double *relative) {
+  tc_device *on = dev2 != NULL ? dev2 : dev;
+  tc_contraction_normalize(&s);
+  TC_CALL(tc_contraction_validate(&s));
+  const int64_t nl = tc_contraction_left_count(&s), nr = tc_contraction_right_count(&s);
+  const int64_t no = tc_contraction_output_count(&s);
+  const size_t element = (size_t)tc_precision_size(s.precision);
+  double *left = malloc(sizeof(double) * (size_t)nl), *right = malloc(sizeof(double) * (size_t)nr);
+  double *got = malloc(sizeof(double) * (size_t)no);
+  long double *want = malloc(sizeof(long double) * (size_t)no);
+  void *d_left = NULL, *d_right = NULL, *d_out = NULL;
+  tc_err err = TC_SUCCESS;
+  if (!left || !right || !got || !want) {
+    err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__, "out of host memory");
+    goto done;
+  }
+  for (int64_t i = 0; i < nl; ++i)
+    left[i] = (float)next_random(&seed);
+  for (int64_t i = 0; i < nr; ++i)
+    right[i] = (float)next_random(&seed);
+  reference(&s, left, right, want);
+  if ((err = tc_device_alloc(on, (size_t)nl * element, &d_left)) ||
+      (err = tc_device_alloc(on, (size_t)nr * element, &d_right)) ||
+      (err = tc_device_alloc(on, (size_t)no * element, &d_out)) ||
+      (err = upload(on, &s, left, nl, d_left)) || (err = upload(on, &s, right, nr, d_right)) ||
+      (err = tc_device_memset_zero(on, d_out, (size_t)no * element)) ||
+      (err = tc_contract(tc_device_contract_backend(on), &s, variant, d_left, d_right, d_out,
+                         tc_device_stream(on))) ||
+      (err = tc_device_synchronize(on)) || (err = download(on, &s, d_out, no, got)))
+    goto done;
+  long double diff2 = 0, ref2 = 0;
+  for (int64_t i = 0; i < no; ++i) {
+    diff2 += ((long double)got[i] - want[i]) * ((long double)got[i] - want[i]);
+    ref2 += want[i] * want[i];
+  }
+  *relative = ref2 > 0 ? (double)sqrtl(diff2 / ref2) : (double)sqrtl(diff2);
+done:
+  tc_device_free(on, &d_left);
+  tc_device_free(on, &d_right);
+  tc_device_free(on, &d_out);
+  free(left);
+  free(right);
+  free(got);
+  free(want);
+  return err;
+}
+
+/* Counts one check, printing what failed. */
+static void tally_check(tally *t, bool passed, const char *what, double value) {
+  t->checked++;
+  if (!passed) {
+    t->failed++;
+    printf("FAIL vendor: %s (%.3e)\n", what, value);
+  }
+}
+
+/* The vendor variant's own checks (see the header comment). */
+static tc_err check_vendor(tc_device *dev, tally *t) {
+  const tc_contract_backend *cuda = tc_device_contract_backend(dev);
+  const char *library = tc_contract_vendor_library(cuda);
+  printf("vendor library: %s\n", library ? library : "none");
+  tally_check(t, library != NULL && strncmp(library, "cuBLAS ", 7) == 0, "the library is cuBLAS", 0);
+  // Float in FP32: K = 2048 random products sum with a relative error near
+  // sqrt(K) 2^-24 ~ 3e-6; TF32 (10-bit mantissas) would give ~1e-3.
+  const tc_contraction single = {.kernel = TC_FIELD_FIELD_SCALAR, .num_cells = 10,
+                                 .num_left_fields = 64, .num_right_fields = 48,
+                                 .num_points = 2048, .layout = TC_LAYOUT_RIGHT,
+                                 .precision = TC_FLOAT};
+  double rel = 1;
+  TC_CALL(vendor_run(dev, NULL, single, TC_VARIANT_VENDOR, 11, &rel));
+  tally_check(t, rel <= 2e-5, "float runs in FP32, not TF32", rel);
+  tc_contraction dbl = single;
+  dbl.precision = TC_DOUBLE;
+  TC_CALL(vendor_run(dev, NULL, dbl, TC_VARIANT_VENDOR, 12, &rel));
+  tally_check(t, rel <= 1e-13, "double runs in FP64", rel);
+  // Layout left: refused, with the reason.
+  tc_contraction left = dbl;
+  left.layout = TC_LAYOUT_LEFT;
+  tc_variant resolved;
+  tc_error_clear();
+  const tc_err refused = tc_contract_resolve(cuda, &left, TC_VARIANT_VENDOR, &resolved);
+  tally_check(t, refused == TC_ERR_UNSUPPORTED && strstr(tc_error_message(), "layout right only"),
+        "layout left is refused with its reason", 0);
+  tc_error_clear();
+  // The cached handle: made again after a release, and shared by a second
+  // device's stream (the last device to close releases it).
+  tc_contract_backend_release(cuda);
+  TC_CALL(vendor_run(dev, NULL, dbl, TC_VARIANT_VENDOR, 13, &rel));
+  tally_check(t, rel <= 1e-13, "a run after the handles were released", rel);
+  tc_device_options options = {.backend = TC_BACKEND_CUDA, .local_size = 1,
+                               .allow_gpu_sharing = true};
+  options.local_rank = tc_device_gpu_index(dev);
+  tc_device *second = NULL;
+  TC_CALL(tc_device_create(&options, &second));
+  tc_err err = vendor_run(dev, second, dbl, TC_VARIANT_VENDOR, 14, &rel);
+  tc_device_destroy(&second);
+  TC_CALL(err);
+  tally_check(t, rel <= 1e-13, "a run on a second device's stream", rel);
+  TC_CALL(vendor_run(dev, NULL, dbl, TC_VARIANT_VENDOR, 15, &rel));
+  tally_check(t, rel <= 1e-13, "a run after the second device closed", rel);
+  // AUTO takes the vendor variant where a tuning file says so.
+  char text[512];
+  snprintf(text, sizeof text,
+           "tcmini-tuning 1\nbackend cuda\ndevice %s\n"
+           "kernel=FieldFieldScalar layout=right precision=double L=33-64 R=33-64 K=1025-2048 "
+           "variant=vendor\n",
+           tc_device_model(dev));
+  tc_tuning *tuning = NULL;
+  TC_CALL(tc_tuning_parse("test", text, TC_BACKEND_CUDA, tc_device_model(dev), &tuning));
+  tc_choice source = TC_CHOICE_COUNT;
+  err = tc_contract_choose(cuda, tuning, &dbl, TC_VARIANT_AUTO, &resolved, &source);
+  tc_tuning_destroy(&tuning);
+  TC_CALL(err);
+  tally_check(t, resolved == TC_VARIANT_VENDOR && source == TC_CHOICE_TUNING,
+        "AUTO takes vendor from a tuning file", 0);
+  return TC_SUCCESS;
+}
+
 /* Shapes chosen to be ragged against every fixed size in the kernels: tiles
  * of 8, 16, 32 and 64 (FMA k tiles of 8 and 16; tensor-core k tiles of 16
  * and 32 copied in 16-byte pieces, so odd and even K, one cell, several
@@ -280,7 +408,7 @@ static tc_err run_checks(tc_device *dev, tally *t) {
   };
   for (size_t n = 0; n < sizeof big / sizeof big[0]; ++n)
     TC_CALL(check_shape(dev, big[n], seed + 104729 * n, t));
-  return TC_SUCCESS;
+  return check_vendor(dev, t);
 }
 
 int main(int argc, char **argv) {
