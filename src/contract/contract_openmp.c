@@ -2,7 +2,8 @@
  * "collapsed" view, out[c,i,j] = sum_k A[c,i,k] * B[c,j,k] with k = (p,d)
  * (d the flattened tensor index), described by element strides; this file
  * builds the view, owns the per-thread scratch, chooses the variant and
- * dispatches to the double and float instances of contract_openmp_kernels.h:
+ * dispatches to the double and float instances of contract_openmp_kernels.h
+ * (and to libxsmm for VENDOR, contract_openmp_vendor.h):
  *   FLAT:    threads over cells, plain per-cell loops over the view;
  *   BLOCKED: FieldField as packed per-cell GEMMs with a register-blocked
  *            micro-kernel (in the left layout over blocks of many cells,
@@ -249,8 +250,25 @@ static bool openmp_supports(const tc_contraction *shape, tc_variant variant) {
   return variant == TC_VARIANT_FLAT || variant == TC_VARIANT_BLOCKED;
 }
 
+/* AUTO: BLOCKED, but for FieldField in layout right where the vendor
+ * variant (libxsmm) is built, which wins there on all but large products
+ * in double. On the 2-core development machine (tcmini-bench --sweep 60
+ * --seed 11 --memory 64, double and float, and the p64 and p125 presets;
+ * docs/tuning.md) libxsmm per cell beat BLOCKED on most random shapes (by
+ * up to 6x on narrow or long products) and lost on cells of at least
+ * 64 x 64 in double and on 96 x 96 cells with K >= 1024 in float. */
+enum { TC_OMP_VENDOR_MAX_DOUBLE_SIDE = 63, TC_OMP_VENDOR_LONG_SIDE = 96,
+       TC_OMP_VENDOR_LONG_K = 1024 };
+
 static tc_variant openmp_choose(const tc_contraction *shape) {
-  (void)shape;
+  if (tc_kernel_is_field_field(shape->kernel) && tc_openmp_vendor_supports(shape)) {
+    const int64_t side = min_int64(shape->num_left_fields, shape->num_right_fields);
+    const bool large_double = shape->precision == TC_DOUBLE && side > TC_OMP_VENDOR_MAX_DOUBLE_SIDE;
+    const bool large_long = side >= TC_OMP_VENDOR_LONG_SIDE &&
+                            tc_contraction_length(shape) >= TC_OMP_VENDOR_LONG_K;
+    if (!large_double && !large_long)
+      return TC_VARIANT_VENDOR;
+  }
   return TC_VARIANT_BLOCKED;
 }
 

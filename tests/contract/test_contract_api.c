@@ -300,11 +300,39 @@ static void check_variants(void) {
   const tc_contract_backend *openmp = tc_contract_backend_get(TC_BACKEND_OPENMP);
   if (openmp != NULL) {
     tc_error_clear();
+    /* AUTO: the vendor (libxsmm) on this small FieldField shape where it is
+     * built, BLOCKED otherwise and for large double products and layout left. */
+    const tc_variant small = tc_contract_vendor_library(openmp) ? TC_VARIANT_VENDOR
+                                                               : TC_VARIANT_BLOCKED;
     test_check(tc_contract_resolve(openmp, &shape, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
-                   resolved == TC_VARIANT_BLOCKED &&
+                   resolved == small &&
                    tc_contract_supports(openmp, &shape, TC_VARIANT_FLAT) &&
                    !tc_contract_supports(openmp, &shape, TC_VARIANT_REFERENCE),
-               "OpenMP: AUTO must resolve to blocked; flat supported, reference not");
+               "OpenMP: AUTO must resolve to %s; flat supported, reference not",
+               tc_variant_name(small));
+    tc_contraction large = shape, left = shape, data = shape;
+    large.num_left_fields = large.num_right_fields = 64;
+    left.layout = TC_LAYOUT_LEFT;
+    data.kernel = TC_DATA_FIELD_VECTOR;
+    data.num_right_fields = 1;
+    data.num_data_points = data.num_points;
+    const tc_contraction blocked_shapes[] = {large, left, data};
+    for (size_t i = 0; i < sizeof blocked_shapes / sizeof blocked_shapes[0]; ++i)
+      test_check(tc_contract_resolve(openmp, &blocked_shapes[i], TC_VARIANT_AUTO, &resolved) ==
+                         TC_SUCCESS &&
+                     resolved == TC_VARIANT_BLOCKED,
+                 "OpenMP: AUTO must resolve to blocked on shape %zu, got %s", i,
+                 tc_variant_name(resolved));
+    large.num_left_fields = large.num_right_fields = 96;
+    large.precision = TC_FLOAT;
+    large.num_points = 512; /* K = 1024 */
+    test_check(tc_contract_resolve(openmp, &large, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
+                   resolved == TC_VARIANT_BLOCKED,
+               "OpenMP: AUTO must resolve to blocked on 96 x 96 x 1024 float");
+    large.num_points = 511;
+    test_check(tc_contract_resolve(openmp, &large, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
+                   resolved == small,
+               "OpenMP: AUTO must resolve to %s on 96 x 96 x 1022 float", tc_variant_name(small));
   }
   tc_error_clear();
 }
