@@ -1,6 +1,8 @@
 /* tcmini-bench: the kernel benchmark. Times the nine contractions on the
  * chosen backends, variants, layouts and precisions with the seeds' method
- * (random inputs, warm-up, repetitions each after a cache flush, median),
+ * (random inputs, warm-up, repetitions each after a cache flush, median;
+ * the variants of a case timed in turn, so a shared machine's load falls on
+ * all of them alike),
  * verifies every row against the serial reference, and compares with the
  * roofline it measures itself (the CPU's per thread count, the GPU's for the
  * CUDA backend); FieldField cases in layout right get a row of the vendor
@@ -207,9 +209,14 @@ static void print_machine(const bench_run *run) {
   printf("tcmini-bench %s (git %s), %s\n", TCMINI_VERSION, TCMINI_GIT_REVISION, __VERSION__);
   printf("machine: %s, %d processors, last-level cache %.0f MiB\n", model,
          bench_machine_processors(), (double)bench_machine_last_level_cache() / (1 << 20));
-  printf("method: %lld warm-up + %lld timed runs per row, each after a %.0f MiB cache flush;\n"
-         "        inputs random in +-[0.5,1.5); every row checked against the serial reference\n",
-         (long long)o->warmup, (long long)o->reps, (double)run->flush_bytes / (1 << 20));
+  printf("method: %lld warm-up + %lld timed runs per row, each after a %.0f MiB cache flush,\n"
+         "        the rows of a case timed in turn (one run of each per round); inputs random\n"
+         "        in +-[0.5,1.5); every row checked against the serial reference",
+         (long long)(o->warmup > 1 ? o->warmup : 1), (long long)o->reps,
+         (double)run->flush_bytes / (1 << 20));
+  if (o->check_cells > 0)
+    printf(" on %lld cells per case", (long long)o->check_cells);
+  printf("\n");
   if (o->row_time_limit > 0)
     printf("        warm-up and timed runs of a row stop after %lld s each (see column reps)\n",
            (long long)o->row_time_limit);
@@ -249,7 +256,6 @@ typedef struct {
   bench_flush *device_flush; /* owned: CUDA only */
   tc_device_timer *timer;
   device_arrays arrays;
-  bool use_yardstick;  /* the row being timed is the vendor yardstick's */
 } bench_device;
 
 /* The timed call: the contraction through the public seam. */
@@ -273,25 +279,6 @@ static tc_err run_once(bench_device *d, const tc_contraction *shape, tc_variant 
   TC_CALL(run_contraction(d, shape, variant));
   TC_CALL(tc_device_timer_stop(d->timer));
   return tc_device_timer_seconds(d->timer, seconds);
-}
-
-/* Warm-up, then up to reps timed runs into seconds[]; *timed gets how many
- * ran. A time limit (> 0) ends the warm-up, and the timed runs, once each
- * has used that many seconds (at least one timed run is always made). */
-static tc_err time_variant(bench_device *d, const tc_contraction *shape, tc_variant variant,
-                           int warmup, int reps, double time_limit, double *seconds, int *timed) {
-  double spent = 0.0, elapsed = 0.0;
-  for (int run = 0; run < warmup && !(time_limit > 0.0 && spent > time_limit); ++run) {
-    TC_CALL(run_once(d, shape, variant, &elapsed));
-    spent += elapsed;
-  }
-  spent = 0.0;
-  *timed = 0;
-  while (*timed < reps && !(time_limit > 0.0 && spent > time_limit)) {
-    TC_CALL(run_once(d, shape, variant, &seconds[*timed]));
-    spent += seconds[(*timed)++];
-  }
-  return TC_SUCCESS;
 }
 
 /* Host copies of a case's arrays in one physical layout. */
@@ -326,84 +313,131 @@ static tc_err capture_row(bench_run *run, const bench_row *row) {
   return TC_SUCCESS;
 }
 
-/* Times and verifies one variant on one device, and reports the row. */
-static tc_err run_row(bench_run *run, const backend_config *config, bench_device *d,
-                      const layout_arrays *host, const char *preset, tc_variant variant,
-                      double *serial_median, row_capture *capture) {
+/* A row of a case being measured: the variant, its timings and verdict. */
+typedef struct {
+  bench_row row;
+  bool yardstick;  /* the vendor row added after the asked-for variants */
+  double *seconds; /* the timed runs (row.reps of them so far) */
+  double spent;    /* seconds of those runs */
+} pending_row;
+
+/* The row's variant (AUTO resolved, through the tuning file where there is
+ * one for this backend) and where it came from. */
+static tc_err prepare_row(bench_run *run, const backend_config *config, bench_device *d,
+                          const layout_arrays *host, const char *preset, tc_variant variant,
+                          bool yardstick, pending_row *p) {
+  memset(p, 0, sizeof *p);
+  bench_row *row = &p->row;
+  row->shape = host->shape;
+  row->preset = preset;
+  row->backend = config->backend;
+  row->threads = tc_device_num_threads(d->device);
+  p->yardstick = yardstick;
+  if (yardstick) {
+    row->variant = TC_VARIANT_VENDOR;
+    row->chosen = "yardstick";
+  } else {
+    const tc_tuning *tuning =
+        run->tuning != NULL && tc_tuning_backend(run->tuning) == config->backend ? run->tuning
+                                                                                  : NULL;
+    tc_choice choice;
+    TC_CALL(tc_contract_choose(tc_device_contract_backend(d->device), tuning, &host->shape,
+                               variant, &row->variant, &choice));
+    row->chosen = tc_choice_name(choice);
+  }
+  TC_CALLOC(p->seconds, run->options->reps);
+  return TC_SUCCESS;
+}
+
+/* The untimed runs of a row: the first on an output poisoned with NaN (an
+ * entry the kernel never writes stays NaN and fails), the warm-ups; then its
+ * result is checked against the reference (and kept for --replay-output). */
+static tc_err check_row(bench_run *run, bench_device *d, const layout_arrays *host,
+                        pending_row *p, row_capture *capture) {
   const bench_options *o = run->options;
   const tc_contraction *shape = &host->shape;
-  bench_row row;
-  memset(&row, 0, sizeof row);
-  row.shape = *shape;
-  row.preset = preset;
-  row.backend = config->backend;
-  row.threads = tc_device_num_threads(d->device);
-  if (d->use_yardstick) {
-    row.variant = TC_VARIANT_VENDOR;
-    row.chosen = "yardstick";
-  } else {
-    tc_choice choice;
-    TC_CALL(tc_contract_choose(tc_device_contract_backend(d->device),
-                               run->tuning != NULL && tc_tuning_backend(run->tuning) == config->backend
-                                   ? run->tuning
-                                   : NULL,
-                               shape,
-                               variant, &row.variant, &choice));
-    row.chosen = tc_choice_name(choice);
-  }
-
-  int64_t output_count = tc_contraction_output_count(shape);
-  if (!shape->sum_into) { /* an entry the kernel never writes stays NaN and fails */
-    fill_nan(shape->precision, output_count, host->scratch);
+  bench_row *row = &p->row;
+  if (!shape->sum_into) {
+    fill_nan(shape->precision, tc_contraction_output_count(shape), host->scratch);
     TC_CALL(tc_device_copy_to_device(d->device, d->arrays.output, host->scratch,
                                      d->arrays.output_bytes));
   }
-  double *seconds;
-  TC_CALLOC(seconds, o->reps);
-  tc_err err = time_variant(d, shape, row.variant, (int)o->warmup, (int)o->reps,
-                            (double)o->row_time_limit, seconds, &row.reps);
-  if (err == TC_SUCCESS) {
-    qsort(seconds, (size_t)row.reps, sizeof *seconds, compare_doubles);
-    int middle = row.reps / 2;
-    row.median_seconds = row.reps % 2 ? seconds[middle] : 0.5 * (seconds[middle - 1] + seconds[middle]);
-    row.min_seconds = seconds[0];
-    row.max_seconds = seconds[row.reps - 1];
+  const double limit = (double)o->row_time_limit;
+  double spent = 0.0, elapsed = 0.0;
+  for (int64_t done = 0; done < (o->warmup > 1 ? o->warmup : 1) && !(limit > 0.0 && spent > limit);
+       ++done) {
+    TC_CALL(run_once(d, shape, row->variant, &elapsed));
+    spent += elapsed;
   }
-  free(seconds);
-  TC_CALL(err);
   TC_CALL(tc_device_copy_to_host(d->device, host->scratch, d->arrays.output, d->arrays.output_bytes));
-
-  row.relative_error = bench_case_error(host->source, shape->layout, host->scratch);
-  row.tolerance = bench_tolerance(shape);
-  row.verified = row.relative_error <= row.tolerance; /* false for NaN */
-  double flops = tc_contraction_flops(shape);
-  row.gflops = 1e-9 * flops / row.median_seconds;
-  row.gbytes = 1e-9 * tc_contraction_bytes(shape) / row.median_seconds;
-  if (config->roofline != NULL) {
-    double intensity = flops / tc_contraction_bytes(shape);
-    double bound = bench_roofline_bound(config->roofline, shape->precision, intensity,
-                                        &row.memory_bound);
-    row.has_roofline = true;
-    row.roofline_percent = 100.0 * flops / row.median_seconds / bound;
-  }
-  if (config->backend == TC_BACKEND_SERIAL && !(*serial_median > 0.0))
-    *serial_median = row.median_seconds;
-  if (*serial_median > 0.0) {
-    row.has_speedup = true;
-    row.speedup = *serial_median / row.median_seconds;
-  }
+  row->relative_error = bench_case_error(host->source, shape->layout, host->scratch);
+  row->tolerance = bench_tolerance(shape);
+  row->verified = row->relative_error <= row->tolerance; /* false for NaN */
   if (capture != NULL && !capture->captured) {
     bench_relayout(shape, BENCH_ARRAY_OUTPUT, host->scratch, capture->output, false);
     capture->captured = true;
   }
+  return TC_SUCCESS;
+}
 
-  bench_report_table_row(stdout, &row);
+/* The timed runs of a case's rows, in turn (one run of each row per round),
+ * so that every row sees the same state of a shared machine; a row stops
+ * after --reps runs, or once its runs took --row-time-limit seconds (one
+ * timed run at least). */
+static tc_err time_rows(bench_run *run, bench_device *d, const layout_arrays *host,
+                        pending_row *rows, int count) {
+  const bench_options *o = run->options;
+  const double limit = (double)o->row_time_limit;
+  for (bool more = true; more;) {
+    more = false;
+    for (int r = 0; r < count; ++r) {
+      pending_row *p = &rows[r];
+      if (p->row.reps >= o->reps || (limit > 0.0 && p->spent > limit))
+        continue;
+      double *seconds = &p->seconds[p->row.reps];
+      TC_CALL(run_once(d, &host->shape, p->row.variant, seconds));
+      p->spent += *seconds;
+      p->row.reps++;
+      more = true;
+    }
+  }
+  return TC_SUCCESS;
+}
+
+/* Statistics of a timed row, then the row is reported. */
+static tc_err finish_row(bench_run *run, const backend_config *config, pending_row *p,
+                         double *serial_median) {
+  bench_row *row = &p->row;
+  const tc_contraction *shape = &row->shape;
+  qsort(p->seconds, (size_t)row->reps, sizeof *p->seconds, compare_doubles);
+  int middle = row->reps / 2;
+  row->median_seconds =
+      row->reps % 2 ? p->seconds[middle] : 0.5 * (p->seconds[middle - 1] + p->seconds[middle]);
+  row->min_seconds = p->seconds[0];
+  row->max_seconds = p->seconds[row->reps - 1];
+  double flops = tc_contraction_flops(shape);
+  row->gflops = 1e-9 * flops / row->median_seconds;
+  row->gbytes = 1e-9 * tc_contraction_bytes(shape) / row->median_seconds;
+  if (config->roofline != NULL) {
+    double intensity = flops / tc_contraction_bytes(shape);
+    double bound = bench_roofline_bound(config->roofline, shape->precision, intensity,
+                                        &row->memory_bound);
+    row->has_roofline = true;
+    row->roofline_percent = 100.0 * flops / row->median_seconds / bound;
+  }
+  if (config->backend == TC_BACKEND_SERIAL && !(*serial_median > 0.0))
+    *serial_median = row->median_seconds;
+  if (*serial_median > 0.0) {
+    row->has_speedup = true;
+    row->speedup = *serial_median / row->median_seconds;
+  }
+  bench_report_table_row(stdout, row);
   if (run->csv != NULL)
-    bench_report_csv_row(run->csv, &row);
+    bench_report_csv_row(run->csv, row);
   run->rows++;
-  if (!row.verified)
+  if (!row->verified)
     run->failures++;
-  return capture_row(run, &row);
+  return capture_row(run, row);
 }
 
 /* ---- one case on one device ---------------------------------------------- */
@@ -484,23 +518,32 @@ static tc_err run_config(bench_run *run, const backend_config *config, const lay
                          const char *preset, double *serial_median, row_capture *capture) {
   bench_device d;
   memset(&d, 0, sizeof d);
+  pending_row rows[TC_VARIANT_COUNT + 1];
+  int count = 0;
   tc_err err = open_device(run, config, host, &d);
   if (err == TC_SUCCESS) {
     tc_variant variants[TC_VARIANT_COUNT];
-    int count = variants_for(run, tc_device_contract_backend(d.device), &host->shape, variants);
+    const tc_contract_backend *backend = tc_device_contract_backend(d.device);
+    int asked = variants_for(run, backend, &host->shape, variants);
     bool vendor_timed = false;
-    for (int v = 0; v < count && err == TC_SUCCESS; ++v) {
-      err = run_row(run, config, &d, host, preset, variants[v], serial_median, capture);
+    for (int v = 0; v < asked && err == TC_SUCCESS; ++v) {
+      err = prepare_row(run, config, &d, host, preset, variants[v], false, &rows[count++]);
       vendor_timed = vendor_timed || variants[v] == TC_VARIANT_VENDOR;
     }
     /* The yardstick: the vendor variant after the others, where it runs. */
-    const tc_contract_backend *backend = tc_device_contract_backend(d.device);
     if (err == TC_SUCCESS && !vendor_timed && config->backend != TC_BACKEND_SERIAL &&
-        !run->options->no_yardstick && tc_contract_supports(backend, &host->shape, TC_VARIANT_VENDOR)) {
-      d.use_yardstick = true;
-      err = run_row(run, config, &d, host, preset, TC_VARIANT_VENDOR, serial_median, NULL);
-    }
+        !run->options->no_yardstick &&
+        tc_contract_supports(backend, &host->shape, TC_VARIANT_VENDOR))
+      err = prepare_row(run, config, &d, host, preset, TC_VARIANT_VENDOR, true, &rows[count++]);
+    for (int r = 0; r < count && err == TC_SUCCESS; ++r)
+      err = check_row(run, &d, host, &rows[r], rows[r].yardstick ? NULL : capture);
+    if (err == TC_SUCCESS)
+      err = time_rows(run, &d, host, rows, count);
+    for (int r = 0; r < count && err == TC_SUCCESS; ++r)
+      err = finish_row(run, config, &rows[r], serial_median);
   }
+  for (int r = 0; r < count; ++r)
+    free(rows[r].seconds);
   close_device(&d);
   return err;
 }

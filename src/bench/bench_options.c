@@ -80,8 +80,10 @@ static const option options_table[] = {
      "precisions: double,float or all"},
     {"threads", "LIST", OPTION_TEXT, FIELD(threads_text), "0", 0,
      "OpenMP thread counts, e.g. 1,2 (0: the runtime's default)"},
-    {"reps", "N", OPTION_INT, FIELD(reps), "10", 1, "timed repetitions per row (median, min, max)"},
-    {"warmup", "N", OPTION_INT, FIELD(warmup), "2", 0, "untimed runs before the timed ones"},
+    {"reps", "N", OPTION_INT, FIELD(reps), "10", 1,
+     "timed repetitions per row (median, min, max); the rows of a case take turns"},
+    {"warmup", "N", OPTION_INT, FIELD(warmup), "2", 0,
+     "untimed runs before the timed ones (at least 1: the first is the checked one)"},
     {"row-time-limit", "S", OPTION_INT, FIELD(row_time_limit), "0", 0,
      "stop a row's warm-up, and its timed runs, once they took S seconds (0: never);"
      " the table's reps column shows the runs timed"},

@@ -87,7 +87,8 @@ enum { COLUMN_COUNT = sizeof columns / sizeof columns[0] };
 void bench_report_table_header(FILE *stream) {
   fprintf(stream,
           "Columns: times are per call (median, min, max of the timed repetitions, caches flushed\n"
-          "before each); GFLOP/s counts 2 flops per multiply-add; GB/s counts compulsory traffic\n"
+          "before each, the rows of a case timed in turn); GFLOP/s counts 2 flops per\n"
+          "multiply-add; GB/s counts compulsory traffic\n"
           "(inputs read once, output written once); %%roof = GFLOP/s over the roofline\n"
           "min(FMA peak, AI x copy bandwidth) measured above for the row's thread count (thr 0:\n"
           "the GPU's), and 'bound' names the smaller term (mem: AI x copy bandwidth, fma: FMA\n"
