@@ -1,6 +1,8 @@
 /* contract_openmp_vendor_stub: the OpenMP backend's vendor variant in a build
  * without libxsmm: no shape is supported (tc_contract_vendor_refusal says
  * why), and a call fails with TC_ERR_UNSUPPORTED. */
+#include <stddef.h>
+
 #include "contract_openmp_vendor.h"
 
 const char *tc_openmp_vendor_library(void) { return NULL; }
