@@ -251,22 +251,20 @@ static bool openmp_supports(const tc_contraction *shape, tc_variant variant) {
 }
 
 /* AUTO: BLOCKED, but for FieldField in layout right where the vendor
- * variant (libxsmm) is built, which wins there on all but large products
- * in double. On the 2-core development machine (tcmini-bench --sweep 60
- * --seed 11 --memory 64, double and float, and the p64 and p125 presets;
- * docs/tuning.md) libxsmm per cell beat BLOCKED on most random shapes (by
- * up to 6x on narrow or long products) and lost on cells of at least
- * 64 x 64 in double and on 96 x 96 cells with K >= 1024 in float. */
-enum { TC_OMP_VENDOR_MAX_DOUBLE_SIDE = 63, TC_OMP_VENDOR_LONG_SIDE = 96,
-       TC_OMP_VENDOR_LONG_K = 1024 };
+ * variant (libxsmm) is built: there libxsmm per cell was as fast or faster
+ * on the 2-core development machine but for cells of at least 96 x 96
+ * with long sums, K >= 512 in double and K >= 1024 in float
+ * (tcmini-bench --sweep 60 --memory 64 and the presets, both precisions,
+ * the rows of a case timed in turn; docs/tuning.md). */
+enum { TC_OMP_BLOCKED_MIN_SIDE = 96, TC_OMP_BLOCKED_MIN_K_DOUBLE = 512,
+       TC_OMP_BLOCKED_MIN_K_FLOAT = 1024 };
 
 static tc_variant openmp_choose(const tc_contraction *shape) {
   if (tc_kernel_is_field_field(shape->kernel) && tc_openmp_vendor_supports(shape)) {
     const int64_t side = min_int64(shape->num_left_fields, shape->num_right_fields);
-    const bool large_double = shape->precision == TC_DOUBLE && side > TC_OMP_VENDOR_MAX_DOUBLE_SIDE;
-    const bool large_long = side >= TC_OMP_VENDOR_LONG_SIDE &&
-                            tc_contraction_length(shape) >= TC_OMP_VENDOR_LONG_K;
-    if (!large_double && !large_long)
+    const int64_t long_k = shape->precision == TC_DOUBLE ? TC_OMP_BLOCKED_MIN_K_DOUBLE
+                                                         : TC_OMP_BLOCKED_MIN_K_FLOAT;
+    if (side < TC_OMP_BLOCKED_MIN_SIDE || tc_contraction_length(shape) < long_k)
       return TC_VARIANT_VENDOR;
   }
   return TC_VARIANT_BLOCKED;

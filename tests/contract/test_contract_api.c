@@ -300,8 +300,10 @@ static void check_variants(void) {
   const tc_contract_backend *openmp = tc_contract_backend_get(TC_BACKEND_OPENMP);
   if (openmp != NULL) {
     tc_error_clear();
-    /* AUTO: the vendor (libxsmm) on this small FieldField shape where it is
-     * built, BLOCKED otherwise and for large double products and layout left. */
+    /* AUTO: the vendor (libxsmm) on FieldField in layout right where it is
+     * built, but on cells of 96 x 96 or more with K >= 512 in double and
+     * K >= 1024 in float; BLOCKED otherwise, in layout left and for
+     * DataField. */
     const tc_variant small = tc_contract_vendor_library(openmp) ? TC_VARIANT_VENDOR
                                                                : TC_VARIANT_BLOCKED;
     test_check(tc_contract_resolve(openmp, &shape, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
@@ -311,7 +313,8 @@ static void check_variants(void) {
                "OpenMP: AUTO must resolve to %s; flat supported, reference not",
                tc_variant_name(small));
     tc_contraction large = shape, left = shape, data = shape;
-    large.num_left_fields = large.num_right_fields = 64;
+    large.num_left_fields = large.num_right_fields = 96;
+    large.num_points = 256; /* K = 512 */
     left.layout = TC_LAYOUT_LEFT;
     data.kernel = TC_DATA_FIELD_VECTOR;
     data.num_right_fields = 1;
@@ -323,7 +326,6 @@ static void check_variants(void) {
                      resolved == TC_VARIANT_BLOCKED,
                  "OpenMP: AUTO must resolve to blocked on shape %zu, got %s", i,
                  tc_variant_name(resolved));
-    large.num_left_fields = large.num_right_fields = 96;
     large.precision = TC_FLOAT;
     large.num_points = 512; /* K = 1024 */
     test_check(tc_contract_resolve(openmp, &large, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
@@ -333,6 +335,16 @@ static void check_variants(void) {
     test_check(tc_contract_resolve(openmp, &large, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
                    resolved == small,
                "OpenMP: AUTO must resolve to %s on 96 x 96 x 1022 float", tc_variant_name(small));
+    large.precision = TC_DOUBLE;
+    large.num_left_fields = 95;
+    test_check(tc_contract_resolve(openmp, &large, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
+                   resolved == small,
+               "OpenMP: AUTO must resolve to %s on 95 x 96 double", tc_variant_name(small));
+    large.num_left_fields = 96;
+    large.num_points = 255; /* K = 510 */
+    test_check(tc_contract_resolve(openmp, &large, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
+                   resolved == small,
+               "OpenMP: AUTO must resolve to %s on 96 x 96 x 510 double", tc_variant_name(small));
   }
   tc_error_clear();
 }
