@@ -237,6 +237,16 @@ static void print_machine(const bench_run *run) {
   printf("\n");
 }
 
+/* --version: the release and what this build holds. */
+static void print_version(void) {
+  printf("tcmini-bench %s (git %s)\ncompiler: %s\nbackends:", TCMINI_VERSION, TCMINI_GIT_REVISION,
+         __VERSION__);
+  for (int b = 0; b < TC_BACKEND_COUNT; ++b)
+    if (tc_device_backend_available((tc_backend_kind)b))
+      printf(" %s", tc_backend_name((tc_backend_kind)b));
+  printf("\n");
+}
+
 /* ---- timing one row -------------------------------------------------------- */
 
 static int compare_doubles(const void *a, const void *b) {
@@ -841,6 +851,9 @@ int main(int argc, char **argv) {
   } else if (options.help) {
     if (rank == 0)
       bench_options_print_help(stdout);
+  } else if (options.version) {
+    if (rank == 0)
+      print_version();
   } else if (rank == 0) {
     if (tc_size(MPI_COMM_WORLD) > 1)
       printf("tcmini-bench runs on rank 0 only; %d other ranks wait\n", tc_size(MPI_COMM_WORLD) - 1);

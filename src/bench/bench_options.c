@@ -120,6 +120,7 @@ static const option options_table[] = {
     {"replay-output", "FILE", OPTION_TEXT, FIELD(replay_output_path), NULL, 0,
      "with --replay: write the first row's result as dataset output"},
     {"help", NULL, OPTION_FLAG, FIELD(help), NULL, 0, "print this help and exit"},
+    {"version", NULL, OPTION_FLAG, FIELD(version), NULL, 0, "print the version and build facts and exit"},
 };
 
 enum { OPTION_COUNT = sizeof options_table / sizeof options_table[0] };
@@ -481,7 +482,7 @@ tc_err bench_options_parse(int argc, char **argv, bench_options *options) {
       return blame_option(name, err);
     options->given |= UINT64_C(1) << index;
   }
-  if (options->help)
+  if (options->help || options->version)
     return TC_SUCCESS;
   TC_CALL(parse_lists(options));
   return check_combinations(options);

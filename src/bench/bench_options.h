@@ -48,6 +48,7 @@ typedef struct {
   bool sum_into, help;
   bool no_yardstick; ///< skip the vendor rows (cuBLAS on cuda, libxsmm on openmp)
   bool tuning_fallback; ///< --tuning-on-error rules: warn and use the rules
+  bool version; ///< --version: print the version and build facts and exit
   uint64_t given; ///< bit i: option i of the table was on the command line
 
   /* The lists above, parsed. */
