@@ -27,7 +27,7 @@ done
 
 packages=(build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
           python3-yaml python3-h5py python3-numpy python3-matplotlib shellcheck
-          libxsmm-dev)
+          libxsmm-dev pkg-config)
 # Slurm's pmix plugin (srun --mpi=pmix) loads libpmix.so, which is in libpmix-dev.
 ((slurm)) && packages+=(slurmctld slurmd slurm-client munge libpmix-dev)
 missing=()
