@@ -10,7 +10,8 @@
  * in HDF5; sweeps random shapes (AUTO against the vendor); tunes (writes a
  * tuning file of AUTO's best variant per shape class). Runs on one rank:
  * under mpirun the other ranks wait. Exit code: 0 when every row is
- * verified, 1 on a failed row or an error, 2 on a bad command line. */
+ * verified, 1 on a failed row or a run-time error, 2 on a bad command line
+ * (a backend not compiled in or without its GPU, a bad replay file too). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -836,6 +837,13 @@ static tc_err run_benchmark(bench_run *run) {
   return err;
 }
 
+/* Errors that mean the command line asked for something this build or
+ * machine cannot do, or named a bad replay file: exit 2, as tcmini does. */
+static bool bad_input(tc_err err) {
+  return err == TC_ERR_INPUT || err == TC_ERR_SHAPE || err == TC_ERR_ARGUMENT ||
+         err == TC_ERR_UNSUPPORTED || err == TC_ERR_NO_DEVICE;
+}
+
 int main(int argc, char **argv) {
   if (tc_parallel_init(&argc, &argv) != TC_SUCCESS) {
     fprintf(stderr, "tcmini-bench: error: %s\n", tc_error_message());
@@ -860,9 +868,14 @@ int main(int argc, char **argv) {
     bench_run run;
     memset(&run, 0, sizeof run);
     run.options = &options;
-    if (run_benchmark(&run) != TC_SUCCESS) {
-      fprintf(stderr, "tcmini-bench: error: %s [%s]\n", tc_error_message(), tc_error_origin());
-      exit_code = EXIT_FAILURE;
+    tc_err err = run_benchmark(&run);
+    if (err != TC_SUCCESS) {
+      /* Where in the source an error arose helps only with a bug. */
+      if (err == TC_ERR_INTERNAL)
+        fprintf(stderr, "tcmini-bench: error: %s [%s]\n", tc_error_message(), tc_error_origin());
+      else
+        fprintf(stderr, "tcmini-bench: error: %s\n", tc_error_message());
+      exit_code = bad_input(err) ? EXIT_BAD_OPTIONS : EXIT_FAILURE;
     } else {
       printf("\n%d rows, %d verified, %d failed; %d variant/backend pairs skipped (not supported)\n",
              run.rows, run.rows - run.failures, run.failures, run.skipped);

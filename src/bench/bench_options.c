@@ -493,7 +493,9 @@ void bench_options_print_help(FILE *stream) {
           "usage: tcmini-bench [options]\n"
           "Times the nine Intrepid contractions on the chosen backends, checks every\n"
           "result against the serial reference, and compares with the machine's\n"
-          "measured roofline. Exit code: 0 all rows verified, 1 a failure, 2 a bad option.\n\n"
+          "measured roofline. Exit code: 0 all rows verified, 1 a failed row or a run-time\n"
+          "error, 2 a bad option, a backend not compiled in or without its GPU, or a bad\n"
+          "replay file.\n\n"
           "options:\n");
   for (int i = 0; i < OPTION_COUNT; ++i) {
     const option *o = &options_table[i];

@@ -1,19 +1,41 @@
 /* tc_device_cuda: the device operations of the CUDA backend: which GPU a rank
  * owns (its node-local rank), device memory, copies, one stream per device,
  * and event timers. Plain C against the CUDA runtime API. */
+#define _POSIX_C_SOURCE 200809L /* access */
 #include "tc_device_impl.h"
 
 #include <cuda_runtime_api.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "tc_cuda_call.h"
+
+/* Says why cudaGetDeviceCount found no GPU in a user's terms. Without an
+ * NVIDIA driver the runtime reports "CUDA driver version is insufficient",
+ * which reads as a version problem on a machine that simply has no GPU, so
+ * that case is told apart by whether a driver is loaded at all. */
+static tc_err no_gpu_error(cudaError_t rc) {
+  bool driver_loaded = access("/proc/driver/nvidia/version", F_OK) == 0;
+  if (rc == cudaErrorInsufficientDriver && driver_loaded)
+    TC_FAIL(TC_ERR_NO_DEVICE,
+            "backend cuda asked for but the NVIDIA driver is older than this build's CUDA runtime "
+            "needs (cudaGetDeviceCount: %s)",
+            cudaGetErrorString(rc));
+  if (rc == cudaSuccess || rc == cudaErrorNoDevice || rc == cudaErrorInsufficientDriver)
+    TC_FAIL(TC_ERR_NO_DEVICE, "backend cuda asked for but no CUDA GPU found%s",
+            driver_loaded ? "" : " (no NVIDIA driver is loaded on this machine)");
+  TC_FAIL(TC_ERR_NO_DEVICE, "backend cuda asked for but no CUDA GPU is usable (cudaGetDeviceCount: %s)",
+          cudaGetErrorString(rc));
+}
 
 static tc_err cuda_open(tc_device *device, const tc_device_options *options) {
   int count = 0;
   cudaError_t rc = cudaGetDeviceCount(&count);
-  TC_CHECK(rc == cudaSuccess && count > 0, TC_ERR_NO_DEVICE,
-           "backend cuda asked for but no CUDA device is visible (cudaGetDeviceCount: %s)",
-           rc == cudaSuccess ? "0 devices" : cudaGetErrorString(rc));
+  if (rc != cudaSuccess || count <= 0) {
+    (void)cudaGetLastError(); // clears the error, which is reported here
+    return no_gpu_error(rc);
+  }
   TC_CHECK(options->local_rank >= 0, TC_ERR_ARGUMENT, "local rank must be >= 0, got %d",
            options->local_rank);
   TC_CHECK(options->local_rank < count || options->allow_gpu_sharing, TC_ERR_NO_DEVICE,
