@@ -110,28 +110,30 @@ static tc_err report_figures(tc_report *report, const tc_config *config, const t
   return TC_SUCCESS;
 }
 
-/* The results file: node and cell fields of the last step. */
+/* The results file: node and cell fields of the last step. Units: length is
+ * the unit of mesh.length, u is dimensionless, w a displacement (length),
+ * stress the unit of the Lame parameters (docs/output.md). */
 static tc_err write_output(tc_output *output, const tc_config *config, const tc_loop *loop,
                            const tc_report *report, const tc_phase_stats *stats,
                            tc_output_stats *written) {
   const tc_loop_results *r = tc_loop_get_results(loop);
   const tc_output_field cells[] = {
       {"volume", 1, r->cell_volume, "length^3", "sum of the weighted measures of the cell"},
-      {"integral_u2", 1, r->cell_u2, "", "DataDataScalar: integral of u_h^2 over the cell"},
-      {"integral_grad_u2", 1, r->cell_grad_u2, "",
+      {"integral_u2", 1, r->cell_u2, "length^3", "DataDataScalar: integral of u_h^2 over the cell"},
+      {"integral_grad_u2", 1, r->cell_grad_u2, "length",
        "DataDataVector: integral of |grad u_h|^2 over the cell"},
-      {"integral_stress_strain", 1, r->cell_stress_strain, "",
+      {"integral_stress_strain", 1, r->cell_stress_strain, "stress*length^3",
        "DataDataTensor: integral of sigma(w_h):eps(w_h) over the cell"},
   };
   const tc_output_field nodes[] = {
       {"lumped_mass", 1, r->lumped_mass, "length^3", "row sums of the assembled mass matrix"},
       {"stiffness_diagonal", 1, r->stiffness_diagonal, "length",
        "diagonal of the assembled diffusion stiffness matrix"},
-      {"elasticity_diagonal", 3, r->elasticity_diagonal, "",
+      {"elasticity_diagonal", 3, r->elasticity_diagonal, "stress*length",
        "diagonal of the assembled elasticity stiffness matrix, per component"},
-      {"load", 1, r->load, "", "DataFieldScalar: integral of u_h phi_a"},
-      {"flux_load", 1, r->flux_load, "", "DataFieldVector: integral of grad u . grad phi_a"},
-      {"internal_force", 3, r->internal_force, "",
+      {"load", 1, r->load, "length^3", "DataFieldScalar: integral of u_h phi_a"},
+      {"flux_load", 1, r->flux_load, "length", "DataFieldVector: integral of grad u . grad phi_a"},
+      {"internal_force", 3, r->internal_force, "stress*length^2",
        "DataFieldTensor: integral of sigma(w_h) : eps(phi_a e_i)"},
   };
   for (size_t i = 0; i < sizeof cells / sizeof cells[0]; ++i)
@@ -141,11 +143,12 @@ static tc_err write_output(tc_output *output, const tc_config *config, const tc_
     if (nodes[i].values)
       TC_CALL(tc_output_add_node_field(output, &nodes[i]));
   static const char *matrix_names[3] = {"mass", "diffusion_stiffness", "elasticity_stiffness"};
+  static const char *matrix_units[3] = {"length^3", "length", "stress*length"};
   for (int k = TC_FIELD_FIELD_SCALAR; k <= TC_FIELD_FIELD_TENSOR; ++k) {
     if (!r->element_matrices[k])
       continue;
     int size = (int)tc_loop_num_fields(loop) * (tc_physics_kernel_components(k) == 3 ? 3 : 1);
-    tc_output_matrix matrix = {matrix_names[k], size, size, r->element_matrices[k], "",
+    tc_output_matrix matrix = {matrix_names[k], size, size, r->element_matrices[k], matrix_units[k],
                                tc_physics_kernel_role(k)};
     TC_CALL(tc_output_add_element_matrix(output, &matrix));
   }
@@ -220,6 +223,8 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   if (err == TC_SUCCESS)
     err = tc_report_set_run(report, config, tc_device_num_threads(device),
                             tc_device_description(device));
+  if (err == TC_SUCCESS) /* threads beyond a rank's cores share them: warn */
+    err = tc_report_set_cores(report, tc_device_host_cores(), stderr);
   tc_mesh_options mesh_options = {.distortion = config->distortion, .order = (int)config->order};
   memcpy(mesh_options.cells, config->cells, sizeof mesh_options.cells);
   memcpy(mesh_options.length, config->length, sizeof mesh_options.length);

@@ -52,6 +52,11 @@ int tc_device_gpu_index(const tc_device *device);
 int tc_device_num_threads(const tc_device *device);
 /// The CUDA stream this device's work goes to (cudaStream_t), NULL on CPUs.
 void *tc_device_stream(const tc_device *device);
+/// CPU cores (logical CPUs) this process may run on: the size of its affinity
+/// mask, which mpirun's binding narrows (one core per rank by default for up
+/// to two Open MPI ranks), or the online CPUs where no mask can be read.
+/// Not collective.
+int tc_device_host_cores(void);
 
 /// Bytes of memory the device has in all (the GPU's, or the host's RAM).
 tc_err tc_device_memory_bytes(tc_device *device, size_t *bytes);

@@ -43,8 +43,10 @@ static tc_err host_open(tc_device *device, const tc_device_options *options) {
     (void)options;
     TC_FAIL(TC_ERR_UNSUPPORTED, "backend openmp needs a build with OpenMP");
 #endif
-    snprintf(device->description, sizeof device->description, "OpenMP, %d thread%s",
-             device->num_threads, device->num_threads == 1 ? "" : "s");
+    int cores = tc_device_host_cores();
+    snprintf(device->description, sizeof device->description, "OpenMP, %d thread%s on %d core%s",
+             device->num_threads, device->num_threads == 1 ? "" : "s", cores,
+             cores == 1 ? "" : "s");
   } else {
     device->num_threads = 1;
     snprintf(device->description, sizeof device->description, "serial");

@@ -31,7 +31,7 @@
 #define TCMINI_BUILD_TYPE "unknown"
 #endif
 
-enum { NAME_MAX_CHARS = 128, UNIT_MAX_CHARS = 32, DEVICE_MAX_CHARS = 256 };
+enum { NAME_MAX_CHARS = 128, UNIT_MAX_CHARS = 32, DEVICE_MAX_CHARS = 256, WARNING_MAX_CHARS = 384 };
 
 typedef struct {
   char name[NAME_MAX_CHARS];
@@ -59,6 +59,8 @@ struct tc_report {
   tc_config config;
   char *deck;       ///< the effective deck text
   int threads;
+  int cores_min, cores_max; ///< CPU cores a rank may run on, over ranks (0: not recorded)
+  char warning[WARNING_MAX_CHARS]; ///< "" or why the run's figures may mislead
   char *devices;    ///< rank 0: [ranks][DEVICE_MAX_CHARS] descriptions
   bool variant_known[TC_KERNEL_COUNT];
   tc_variant variants[TC_KERNEL_COUNT];
@@ -138,6 +140,48 @@ tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t bat
   report->workset_cells = batch_cells;
   report->workset_batches = batches;
   report->workset_chosen = chosen;
+  return TC_SUCCESS;
+}
+
+tc_err tc_report_set_cores(tc_report *report, int cores, FILE *warnings) {
+  int *all = NULL;
+  tc_err err = TC_SUCCESS;
+  if (report->rank == 0) {
+    all = calloc((size_t)report->ranks, sizeof *all);
+    if (!all)
+      err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
+                           "out of memory for %d core counts", report->ranks);
+  }
+  err = tc_parallel_agree(report->comm, err);
+  if (err == TC_SUCCESS)
+    err = tc_gather(report->comm, &cores, (int)sizeof cores, all, 0);
+  int fewest_rank = 0, counts[3] = {cores, cores, 0}; /* min, max, rank with the min */
+  if (err == TC_SUCCESS && report->rank == 0) {
+    for (int r = 0; r < report->ranks; r++) {
+      if (all[r] < counts[0])
+        counts[0] = all[r], fewest_rank = r;
+      if (all[r] > counts[1])
+        counts[1] = all[r];
+    }
+    counts[2] = fewest_rank;
+  }
+  free(all);
+  if (err == TC_SUCCESS)
+    err = tc_broadcast(report->comm, counts, (int64_t)sizeof counts, 0);
+  TC_CALL(err);
+  report->cores_min = counts[0];
+  report->cores_max = counts[1];
+  report->warning[0] = '\0';
+  if (report->threads > report->cores_min) {
+    snprintf(report->warning, sizeof report->warning,
+             "%d OpenMP threads per rank, but rank %d may run on %d core%s only (its CPU "
+             "affinity, e.g. mpirun's binding): threads share cores. Give each rank as many "
+             "cores as threads (Open MPI: mpirun --map-by slot:PE=%d, or --bind-to none)",
+             report->threads, counts[2], report->cores_min, report->cores_min == 1 ? "" : "s",
+             report->threads);
+    if (warnings && report->rank == 0)
+      fprintf(warnings, "tcmini: warning: %s\n", report->warning);
+  }
   return TC_SUCCESS;
 }
 
@@ -362,6 +406,13 @@ static void write_yaml(const tc_report *report, FILE *out) {
     const tc_config *config = &report->config;
     yaml_key_string(out, "  ", "label", config->label);
     fprintf(out, "  threads_per_rank: %d\n", report->threads);
+    if (report->cores_min > 0)
+      fprintf(out, "  cores_per_rank: {min: %d, max: %d}\n", report->cores_min, report->cores_max);
+    if (report->warning[0]) {
+      fputs("  warnings: [", out);
+      yaml_string(out, report->warning);
+      fputs("]\n", out);
+    }
     yaml_key_string(out, "  ", "backend", tc_backend_name(config->backend));
     yaml_key_string(out, "  ", "layout", tc_layout_name(tc_config_layout(config)));
     yaml_key_string(out, "  ", "precision", tc_precision_name(config->precision));
@@ -538,6 +589,8 @@ void tc_report_print(const tc_report *report, FILE *stream) {
     if (report->tuning_file[0] != '\0' && strcmp(report->tuning_file, "none") != 0)
       fprintf(stream, "tuning file: %s%s\n", report->tuning_file,
               report->tuning_used ? "" : " (not used: the built-in rules apply)");
+    if (report->warning[0])
+      fprintf(stream, "warning: %s\n", report->warning);
   } else {
     fputc('\n', stream);
   }

@@ -37,6 +37,14 @@ tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads
 tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t batches,
                              bool chosen);
 
+/// Records the CPU cores each rank may run on (tc_device_host_cores), kept
+/// as their min and max over ranks. When the threads per rank recorded by
+/// tc_report_set_run exceed the fewest cores of any rank, the threads share
+/// cores: the report keeps a warning saying so, and rank 0 prints it to
+/// warnings (e.g. stderr; NULL prints nothing). Call after tc_report_set_run.
+/// Collective on the report's communicator.
+tc_err tc_report_set_cores(tc_report *report, int cores, FILE *warnings);
+
 /// Records the variant that actually ran for kernel (after resolving auto).
 /// Not collective.
 tc_err tc_report_set_variant(tc_report *report, tc_kernel kernel, tc_variant variant);
