@@ -90,9 +90,9 @@ elseif(MODE STREQUAL "help")
   endif()
 
 elseif(MODE STREQUAL "replay-wrong-kernel")
-  # A file's dims that do not fit the named kernel: exit 1 and a shape message.
+  # A file's dims that do not fit the named kernel: exit 2 (bad input) and a shape message.
   run_bench(--replay ${FILE} --kernel DataDataScalar --reps 1 --warmup 0)
-  if(NOT rc EQUAL 1 OR NOT err MATCHES "dataset 'right' has rank 4 but DataDataScalar needs 2")
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "dataset 'right' has rank 4 but DataDataScalar needs 2")
     message(FATAL_ERROR "exit ${rc}, stderr '${err}'")
   endif()
 
