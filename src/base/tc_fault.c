@@ -28,11 +28,14 @@ static const fault_point points[] = {
 };
 enum { NUM_POINTS = sizeof points / sizeof points[0], MAX_FAULTS = 8, SETTING_MAX = 256 };
 
+enum { MARK_MAX = 256 };
+
 typedef struct {
   int point;     /* index into points */
   int rank;      /* -1: every rank */
   long at;       /* fail on this arrival (1-based) */
   long arrivals; /* arrivals so far */
+  char mark[MARK_MAX]; /* "": fail; else create this file instead of failing */
 } fault;
 
 static struct {
@@ -76,6 +79,9 @@ static bool parse_fault(const char *item, size_t length, fault *parsed) {
       parsed->rank = (int)value;
     else if (strncmp(field, "at=", 3) == 0 && parse_count(field + 3, field_end, 1, &value))
       parsed->at = value;
+    else if (strncmp(field, "mark=", 5) == 0 && field_end - field > 5 &&
+             field_end - field - 5 < MARK_MAX)
+      snprintf(parsed->mark, sizeof parsed->mark, "%.*s", (int)(field_end - field - 5), field + 5);
     else
       return false;
   }
@@ -120,7 +126,7 @@ tc_err tc_fault_check(const char *point) {
   if (injection.count == 0 && !injection.malformed)
     return TC_SUCCESS;
   TC_CHECK(!injection.malformed, TC_ERR_ARGUMENT,
-           "TCMINI_FAULT='%s': expected a comma-separated list of point[:rank=R][:at=N] with "
+           "TCMINI_FAULT='%s': expected a comma-separated list of point[:rank=R][:at=N][:mark=FILE] with "
            "point alloc, step or io (at most %d)",
            injection.setting, MAX_FAULTS);
   int index = point_index(point, strlen(point));
@@ -131,6 +137,14 @@ tc_err tc_fault_check(const char *point) {
     if (f->point != index || (f->rank >= 0 && f->rank != rank))
       continue;
     f->arrivals++;
+    if (f->mark[0]) { /* a test waits for this file: the run has got this far */
+      if (f->arrivals == f->at) {
+        FILE *mark = fopen(f->mark, "w");
+        TC_CHECK(mark && fclose(mark) == 0, TC_ERR_IO, "TCMINI_FAULT=%s: cannot create '%s'",
+                 injection.setting, f->mark);
+      }
+      continue;
+    }
     TC_CHECK(f->arrivals != f->at, points[index].code,
              "%s (fault injected at '%s', arrival %ld, by TCMINI_FAULT=%s)", points[index].what,
              point, f->at, injection.setting);

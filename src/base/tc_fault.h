@@ -14,8 +14,11 @@ enum { TC_FAULT_MAX_TEMPORARIES = 4, TC_FAULT_PATH_MAX = 4096 };
 /// Fails with the point's error code and a message naming the point and the
 /// TCMINI_FAULT setting when TCMINI_FAULT names this point for this process's
 /// rank in MPI_COMM_WORLD and this is the chosen arrival at it; TC_SUCCESS
-/// otherwise. TCMINI_FAULT is a comma-separated list of point[:rank=R][:at=N]
-/// (no rank: every rank; at: fail on the N-th arrival, default 1, only once).
+/// otherwise. TCMINI_FAULT is a comma-separated list of
+/// point[:rank=R][:at=N][:mark=FILE] (no rank: every rank; at: fail on the
+/// N-th arrival, default 1, only once; mark: on that arrival create FILE,
+/// relative to the working directory and without ':' or ',', instead of
+/// failing, so that a test can wait for a run to get that far).
 /// Points and the codes they fail with: "alloc" (TC_ERR_MEMORY, the loop's
 /// allocations), "step" (TC_ERR_INTERNAL, the start of an assembly step),
 /// "io" (TC_ERR_IO, after a dataset of the results file is written). A

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # signals.sh: SIGTERM and SIGINT stop a run promptly and leave no results,
 # report or temporary file. Three cases on 3 ranks: SIGTERM, then SIGINT, sent
-# to mpirun in the middle of the steps (mpirun passes SIGTERM to the ranks,
-# which stop after the current step); and SIGTERM sent straight to the ranks
+# to mpirun in the middle of the steps, once rank 0 has reached the third step
+# (a TCMINI_FAULT mark point: no fixed sleep, so a loaded machine's slow
+# start-up does not matter; mpirun passes SIGTERM to the ranks, which stop
+# after the current step); and SIGTERM sent straight to the ranks
 # while the results file is being written under its temporary name (the
 # handler deletes it; the write then fails).
 # Usage: signals.sh WORKDIR TCMINI HEX_DECK MPIEXEC [MPI FLAGS...]
@@ -27,18 +29,21 @@ signal_case() {
   shift 5
   local dir="$workdir/$name"
   rm -rf "$dir" && mkdir -p "$dir" || exit 1
-  (cd "$dir" && exec "$mpiexec" -n 3 "${mpi_flags[@]}" "$tcmini" "$hex" output.path=out.h5 \
-      output.report=out.yaml "$@" < /dev/null > stdout.txt 2> stderr.txt) &
+  local fault=""
+  [ "$when" = steps ] && fault=step:rank=0:at=3:mark=reached.step
+  (cd "$dir" && TCMINI_FAULT=$fault exec "$mpiexec" -n 3 "${mpi_flags[@]}" "$tcmini" "$hex" \
+      output.path=out.h5 output.report=out.yaml "$@" < /dev/null > stdout.txt 2> stderr.txt) &
   local mpirun=$! problem="" waited=0
-  if [ "$when" = steps ]; then
-    sleep 4 # past start-up (slow under sanitizers) and into the steps
-  else # until the temporary results file exists
-    until compgen -G "$dir/out.h5.tmp.*" > /dev/null; do
-      kill -0 "$mpirun" 2> /dev/null && [ "$waited" -lt 600 ] || break
-      sleep 0.05
-      waited=$((waited + 1))
-    done
-  fi
+  # Until rank 0 is in its third step, or the temporary results file exists
+  # (at most 5 minutes: start-up is slow under sanitizers).
+  local sign="$dir/out.h5.tmp.*"
+  [ "$when" = steps ] && sign="$dir/reached.step"
+  until compgen -G "$sign" > /dev/null; do
+    kill -0 "$mpirun" 2> /dev/null && [ "$waited" -lt 6000 ] || break
+    sleep 0.05
+    waited=$((waited + 1))
+  done
+  rm -f "$dir/reached.step"
   kill -0 "$mpirun" 2> /dev/null || problem="the run ended before the signal (make it longer)"
   local sent=$SECONDS
   if [ -z "$problem" ]; then
