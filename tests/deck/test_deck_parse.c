@@ -444,6 +444,7 @@ static void test_shipped_deck(const char *path) {
   EXPECT(config.threads == 1, "threads");
   EXPECT_STREQ(config.path, "tcmini.h5");
   EXPECT_STREQ(config.report, "tcmini-report.yaml");
+  EXPECT(!config.overwrite, "hex.in keeps the default: an earlier result is never replaced");
 }
 
 int main(int argc, char **argv) {
