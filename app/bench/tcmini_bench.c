@@ -60,12 +60,16 @@ typedef struct {
   char tuned_device[256]; /* --tune: the model of the device measured */
   bench_row *captured;    /* the rows of the case being run (--sweep, --tune) */
   int num_captured, captured_capacity;
+  tc_replay_source replay_source; /* --replay: the file and group */
+  bench_case replay;              /* --replay: the case read from it */
+  bool replay_output_unused;      /* its group holds an "output" that --sum-into would add to */
 } bench_run;
 
-/* The first row's result of a case, logical row-major (for --replay-output). */
+/* Where every row's result of a replay goes (--replay-output): the results
+ * file, and an output-sized buffer for the row in logical row-major order. */
 typedef struct {
+  tc_replay_writer *writer;
   void *output;
-  bool captured;
 } row_capture;
 
 /* ---- set-up -------------------------------------------------------------- */
@@ -95,6 +99,18 @@ static tc_err measure_gpu_roofline(bench_run *run) {
   tc_device_destroy(&device);
   TC_CALL(err);
   run->has_gpu_roofline = true;
+  return TC_SUCCESS;
+}
+
+/* Opens the GPU as the CUDA rows will, for its clear error without one,
+ * when no roofline is measured. */
+static tc_err check_gpu(bench_run *run) {
+  tc_device_options options = {.backend = TC_BACKEND_CUDA, .local_rank = 0, .local_size = 1,
+                               .allow_gpu_sharing = true};
+  tc_device *device = NULL;
+  TC_CALL(tc_device_create(&options, &device));
+  snprintf(run->gpu_description, sizeof run->gpu_description, "%s", tc_device_description(device));
+  tc_device_destroy(&device);
   return TC_SUCCESS;
 }
 
@@ -128,16 +144,18 @@ static tc_err plan_configs(bench_run *run) {
     }
   for (int c = 0; c < run->num_configs; ++c) {
     int threads = run->configs[c].threads;
-    if (run->configs[c].backend == TC_BACKEND_CUDA && !run->has_gpu_roofline)
+    if (run->configs[c].backend == TC_BACKEND_CUDA && o->no_roofline)
+      TC_CALL(check_gpu(run));
+    else if (run->configs[c].backend == TC_BACKEND_CUDA && !run->has_gpu_roofline)
       TC_CALL(measure_gpu_roofline(run));
-    if (threads == 0 || find_roofline(run, threads) != NULL)
+    if (threads == 0 || o->no_roofline || find_roofline(run, threads) != NULL)
       continue;
     TC_CALL(bench_roofline_measure(threads, stream_array_bytes(), &run->rooflines[run->num_rooflines]));
     run->num_rooflines++;
   }
   for (int c = 0; c < run->num_configs; ++c)
     run->configs[c].roofline = run->configs[c].backend == TC_BACKEND_CUDA
-                                   ? &run->gpu_roofline
+                                   ? (run->has_gpu_roofline ? &run->gpu_roofline : NULL)
                                    : find_roofline(run, run->configs[c].threads);
   return TC_SUCCESS;
 }
@@ -210,17 +228,24 @@ static void print_machine(const bench_run *run) {
   printf("tcmini-bench %s (git %s), %s\n", TCMINI_VERSION, TCMINI_GIT_REVISION, __VERSION__);
   printf("machine: %s, %d processors, last-level cache %.0f MiB\n", model,
          bench_machine_processors(), (double)bench_machine_last_level_cache() / (1 << 20));
-  printf("method: %lld warm-up + %lld timed runs per row, each after a %.0f MiB cache flush,\n"
-         "        the rows of a case timed in turn (one run of each per round); inputs random\n"
-         "        in +-[0.5,1.5); every row checked against the serial reference",
-         (long long)(o->warmup > 1 ? o->warmup : 1), (long long)o->reps,
-         (double)run->flush_bytes / (1 << 20));
+  if (run->flush_bytes > 0)
+    printf("method: %lld warm-up + %lld timed runs per row, each after a %.0f MiB cache flush,\n",
+           (long long)(o->warmup > 1 ? o->warmup : 1), (long long)o->reps,
+           (double)run->flush_bytes / (1 << 20));
+  else
+    printf("method: %lld warm-up + %lld timed runs per row, no cache flush (--no-flush),\n",
+           (long long)(o->warmup > 1 ? o->warmup : 1), (long long)o->reps);
+  printf("        the rows of a case timed in turn (one run of each per round); %s;\n"
+         "        every row checked against the serial reference",
+         o->replay_path ? "inputs from the replay file" : "inputs random in +-[0.5,1.5)");
   if (o->check_cells > 0)
     printf(" on %lld cells per case", (long long)o->check_cells);
   printf("\n");
   if (o->row_time_limit > 0)
     printf("        warm-up and timed runs of a row stop after %lld s each (see column reps)\n",
            (long long)o->row_time_limit);
+  if (o->no_roofline)
+    printf("        no roofline measured (--no-roofline)\n");
   if (run->num_rooflines > 0) {
     printf("roofline (measured here; STREAM arrays 3 x %.0f MiB, best of passes):\n",
            (double)stream_array_bytes() / (1 << 20));
@@ -284,7 +309,8 @@ static tc_err run_once(bench_device *d, const tc_contraction *shape, tc_variant 
   device_arrays *a = &d->arrays;
   if (shape->sum_into)
     TC_CALL(tc_device_copy_on_device(d->device, a->output, a->initial_output, a->output_bytes));
-  TC_CALL(bench_flush_run(d->flush));
+  if (d->flush != NULL) /* NULL with --no-flush */
+    TC_CALL(bench_flush_run(d->flush));
   TC_CALL(tc_device_synchronize(d->device));
   TC_CALL(tc_device_timer_start(d->timer));
   TC_CALL(run_contraction(d, shape, variant));
@@ -360,6 +386,23 @@ static tc_err prepare_row(bench_run *run, const backend_config *config, bench_de
   return TC_SUCCESS;
 }
 
+/* Adds a row's result (in the row's layout in scratch) to the results file. */
+static tc_err keep_row_output(row_capture *capture, const bench_row *row, const void *scratch) {
+  const tc_contraction *shape = &row->shape;
+  bench_relayout(shape, BENCH_ARRAY_OUTPUT, scratch, capture->output, false);
+  tc_replay_row info;
+  memset(&info, 0, sizeof info);
+  snprintf(info.backend, sizeof info.backend, "%s", tc_backend_name(row->backend));
+  info.threads = row->threads;
+  snprintf(info.layout, sizeof info.layout, "%s", tc_layout_name(shape->layout));
+  snprintf(info.variant, sizeof info.variant, "%s", tc_variant_name(row->variant));
+  snprintf(info.chosen, sizeof info.chosen, "%s", row->chosen ? row->chosen : "");
+  snprintf(info.precision, sizeof info.precision, "%s", tc_precision_name(shape->precision));
+  info.verified = row->verified;
+  info.relative_error = row->relative_error;
+  return tc_replay_writer_add(capture->writer, &info, capture->output);
+}
+
 /* The untimed runs of a row: the first on an output poisoned with NaN (an
  * entry the kernel never writes stays NaN and fails), the warm-ups; then its
  * result is checked against the reference (and kept for --replay-output). */
@@ -384,10 +427,8 @@ static tc_err check_row(bench_run *run, bench_device *d, const layout_arrays *ho
   row->relative_error = bench_case_error(host->source, shape->layout, host->scratch);
   row->tolerance = bench_tolerance(shape);
   row->verified = row->relative_error <= row->tolerance; /* false for NaN */
-  if (capture != NULL && !capture->captured) {
-    bench_relayout(shape, BENCH_ARRAY_OUTPUT, host->scratch, capture->output, false);
-    capture->captured = true;
-  }
+  if (capture != NULL)
+    TC_CALL(keep_row_output(capture, row, host->scratch));
   return TC_SUCCESS;
 }
 
@@ -477,7 +518,7 @@ static tc_err open_device(bench_run *run, const backend_config *config,
     snprintf(run->tuned_device, sizeof run->tuned_device, "%s",
              tc_device_model(d->device));
   d->flush = run->host_flush;
-  if (config->backend == TC_BACKEND_CUDA) {
+  if (config->backend == TC_BACKEND_CUDA && run->flush_bytes > 0) {
     TC_CALL(bench_flush_create(d->device, run->flush_bytes, &d->device_flush));
     d->flush = d->device_flush;
   }
@@ -547,7 +588,7 @@ static tc_err run_config(bench_run *run, const backend_config *config, const lay
         tc_contract_supports(backend, &host->shape, TC_VARIANT_VENDOR))
       err = prepare_row(run, config, &d, host, preset, TC_VARIANT_VENDOR, true, &rows[count++]);
     for (int r = 0; r < count && err == TC_SUCCESS; ++r)
-      err = check_row(run, &d, host, &rows[r], rows[r].yardstick ? NULL : capture);
+      err = check_row(run, &d, host, &rows[r], capture);
     if (err == TC_SUCCESS)
       err = time_rows(run, &d, host, rows, count);
     for (int r = 0; r < count && err == TC_SUCCESS; ++r)
@@ -745,34 +786,48 @@ static tc_err run_sweep(bench_run *run) {
   return err;
 }
 
-static tc_err run_replay(bench_run *run) {
+/* Reads and checks the replay file before anything is measured or timed. */
+static tc_err load_replay(bench_run *run) {
   const bench_options *o = run->options;
-  tc_contraction shape;
-  void *left = NULL, *right = NULL;
-  TC_CALL(tc_replay_read_inputs(o->replay_path, o->kernel_named ? &o->kernels[0] : NULL, &shape,
-                                &left, &right));
-  printf("replay: %s from '%s'\n\n", tc_kernel_name(shape.kernel), o->replay_path);
-  bench_report_table_header(stdout);
-  bench_case c;
-  TC_CALL(bench_case_create_from(&shape, left, right, &c));
-  row_capture capture = {NULL, false};
-  size_t output_bytes = (size_t)tc_contraction_output_count(&shape) *
-                        (size_t)tc_precision_size(shape.precision);
-  tc_err err = TC_SUCCESS;
-  capture.output = malloc(output_bytes);
-  if (capture.output == NULL)
-    err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
-                         "out of memory allocating %zu bytes", output_bytes);
-  if (err == TC_SUCCESS)
-    err = run_case(run, &c, "replay", &capture);
-  if (err == TC_SUCCESS && o->replay_output_path != NULL && capture.captured) {
-    err = tc_replay_write_output(o->replay_output_path, &shape, capture.output);
-    if (err == TC_SUCCESS)
-      printf("wrote dataset 'output' of the first row to '%s'\n", o->replay_output_path);
+  run->replay_source = (tc_replay_source){.path = o->replay_path,
+                                          .group = o->replay_group,
+                                          .kernel = o->kernel_named ? &o->kernels[0] : NULL,
+                                          .sum_into = o->sum_into};
+  tc_replay_case file;
+  TC_CALL(tc_replay_read(&run->replay_source, &file));
+  if (o->precision_named && o->precisions[0] != file.shape.precision) {
+    tc_precision found = file.shape.precision;
+    tc_replay_case_free(&file);
+    TC_FAIL(TC_ERR_INPUT, "--precision %s: '%s' holds %s data, and a replay runs in the file's "
+            "precision (drop --precision)", tc_precision_name(o->precisions[0]), o->replay_path,
+            tc_precision_name(found));
   }
-  free(capture.output);
-  bench_case_destroy(&c);
-  return err;
+  run->replay_output_unused = file.has_output && !o->sum_into;
+  /* The case takes the arrays over. */
+  return bench_case_create_from(&file.shape, file.left, file.right, file.initial_output,
+                                &run->replay);
+}
+
+static tc_err run_replay(bench_run *run, row_capture *capture) {
+  const bench_options *o = run->options;
+  const tc_contraction *shape = &run->replay.shape;
+  bool in_group = strcmp(o->replay_group, "/") != 0;
+  printf("replay: %s from '%s'%s%s, %s%s\n", tc_kernel_name(shape->kernel), o->replay_path,
+         in_group ? ", group " : "", in_group ? o->replay_group : "",
+         tc_precision_name(shape->precision),
+         shape->sum_into ? ", added to its dataset 'output' (sum into)" : "");
+  if (run->replay_output_unused)
+    printf("note: its dataset 'output' is not used; --sum-into adds the contraction to it\n");
+  printf("\n");
+  bench_report_table_header(stdout);
+  TC_CALL(run_case(run, &run->replay, "replay", capture));
+  if (capture != NULL) {
+    TC_CALL(tc_replay_writer_commit(capture->writer));
+    printf("wrote the results of %d row%s to '%s' (rows/0 ... with backend, layout, variant,"
+           " precision; output = rows/0)\n", run->rows, run->rows == 1 ? "" : "s",
+           o->replay_output_path);
+  }
+  return TC_SUCCESS;
 }
 
 /* --tune: the tuning file from the verified rows (none when a row failed). */
@@ -796,13 +851,13 @@ static tc_err write_tuning(bench_run *run) {
   return bench_tuner_write(run->tuner, run->tuned_device, comment, o->tune_path, stdout);
 }
 
-static tc_err run_modes(bench_run *run) {
+static tc_err run_modes(bench_run *run, row_capture *capture) {
   const bench_options *o = run->options;
   if (o->csv_path != NULL)
     TC_CALL(bench_report_csv_open(o->csv_path, &run->csv));
   tc_err err;
   if (o->replay_path != NULL) {
-    err = run_replay(run);
+    err = run_replay(run, capture);
   } else {
     bench_report_table_header(stdout);
     err = o->sweep > 0 ? run_sweep(run) : o->num_shapes > 0 ? run_listed(run) : run_presets(run);
@@ -815,20 +870,42 @@ static tc_err run_modes(bench_run *run) {
   return err;
 }
 
+/* The replay's files first (checked before anything is measured), then the
+ * configurations and rooflines, then the rows. */
 static tc_err run_benchmark(bench_run *run) {
+  const bench_options *o = run->options;
+  row_capture capture = {NULL, NULL};
+  tc_err err = TC_SUCCESS;
+  if (o->replay_path != NULL) {
+    err = load_replay(run);
+    if (err == TC_SUCCESS && o->replay_output_path != NULL)
+      err = tc_replay_writer_create(o->replay_output_path, o->overwrite, &run->replay_source,
+                                    &run->replay.shape, &capture.writer);
+    size_t bytes = (size_t)tc_contraction_output_count(&run->replay.shape) *
+                   (size_t)tc_precision_size(run->replay.shape.precision);
+    if (err == TC_SUCCESS && capture.writer != NULL && (capture.output = malloc(bytes)) == NULL)
+      err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
+                           "out of memory allocating %zu bytes", bytes);
+  }
   size_t cache = bench_machine_last_level_cache();
   run->flush_bytes = 3 * cache > ((size_t)64 << 20) ? 3 * cache : (size_t)64 << 20;
-  tc_err err = plan_configs(run);
+  if (o->no_flush)
+    run->flush_bytes = 0;
+  if (err == TC_SUCCESS)
+    err = plan_configs(run);
   if (err == TC_SUCCESS)
     err = plan_one_backend(run);
   if (err == TC_SUCCESS)
     err = load_tuning(run);
-  if (err == TC_SUCCESS)
+  if (err == TC_SUCCESS && run->flush_bytes > 0)
     err = bench_flush_create(NULL, run->flush_bytes, &run->host_flush);
   if (err == TC_SUCCESS) {
     print_machine(run);
-    err = run_modes(run);
+    err = run_modes(run, capture.writer != NULL ? &capture : NULL);
   }
+  tc_replay_writer_destroy(&capture.writer);
+  free(capture.output);
+  bench_case_destroy(&run->replay);
   bench_flush_destroy(&run->host_flush);
   tc_tuning_destroy(&run->tuning);
   bench_tuner_destroy(&run->tuner);

@@ -146,15 +146,17 @@ tc_err bench_case_create_random(const tc_contraction *shape, uint64_t seed, benc
   return bench_case_create_random_checked(shape, seed, 0, c);
 }
 
-tc_err bench_case_create_from(const tc_contraction *shape, void *left, void *right, bench_case *c) {
+tc_err bench_case_create_from(const tc_contraction *shape, void *left, void *right,
+                              void *initial_output, bench_case *c) {
   memset(c, 0, sizeof *c);
   c->shape = *shape;
   c->shape.layout = TC_LAYOUT_RIGHT;
   c->left = left;
   c->right = right;
-  tc_err err = c->shape.sum_into
+  c->initial_output = initial_output;
+  tc_err err = c->shape.sum_into && initial_output == NULL
                    ? tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
-                                    "a case made from given inputs has no initial output")
+                                    "a sum-into case needs its initial output")
                    : tc_contraction_validate(&c->shape);
   if (err == TC_SUCCESS)
     err = compute_reference(c);

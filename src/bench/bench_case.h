@@ -38,9 +38,12 @@ tc_err bench_case_create_random_checked(const tc_contraction *shape, uint64_t se
 /// that physical layout).
 double bench_case_error(const bench_case *c, tc_layout layout, const void *output);
 
-/// Makes a case of given inputs (host, logical row-major, malloc'ed; the case
-/// takes them over and frees them even on failure) and computes the reference.
-tc_err bench_case_create_from(const tc_contraction *shape, void *left, void *right, bench_case *c);
+/// Makes a case of given inputs and, with shape->sum_into, initial output
+/// (host, logical row-major, malloc'ed; the case takes them over and frees
+/// them even on failure; initial_output NULL without sum_into) and computes
+/// the reference.
+tc_err bench_case_create_from(const tc_contraction *shape, void *left, void *right,
+                              void *initial_output, bench_case *c);
 
 /// Frees the case's arrays. A zeroed case is fine.
 void bench_case_destroy(bench_case *c);

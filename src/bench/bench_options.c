@@ -10,6 +10,7 @@
 #include "tc_config.h"
 #include "tc_parallel.h"
 #include "tc_physics.h"
+#include "tc_replay.h"
 
 /* ---- presets ----------------------------------------------------------- */
 
@@ -116,9 +117,19 @@ static const option options_table[] = {
     {"seed", "S", OPTION_INT, FIELD(seed), "1", 0, "seed of the --sweep shapes"},
     {"csv", "FILE", OPTION_TEXT, FIELD(csv_path), NULL, 0, "also write the table as CSV"},
     {"replay", "FILE", OPTION_TEXT, FIELD(replay_path), NULL, 0,
-     "run the contraction in an HDF5 file (datasets left, right; attribute kernel)"},
+     "run the contraction in an HDF5 file: datasets left and right (dims below), attribute"
+     " kernel; with --sum-into also dataset output, the output to add to"},
+    {"replay-group", "GROUP", OPTION_TEXT, FIELD(replay_group), "/", 0,
+     "with --replay: the group of the file that holds the datasets, e.g. /cases/stiffness"},
     {"replay-output", "FILE", OPTION_TEXT, FIELD(replay_output_path), NULL, 0,
-     "with --replay: write the first row's result as dataset output"},
+     "with --replay: write every row's result (rows/0, rows/1, ... with attributes backend,"
+     " threads, layout, variant, precision, verified; output = rows/0); never the input file"},
+    {"overwrite", NULL, OPTION_FLAG, FIELD(overwrite), NULL, 0,
+     "with --replay-output: replace an existing file"},
+    {"no-roofline", NULL, OPTION_FLAG, FIELD(no_roofline), NULL, 0,
+     "skip measuring the roofline (no %roof column): quicker checks"},
+    {"no-flush", NULL, OPTION_FLAG, FIELD(no_flush), NULL, 0,
+     "skip the cache flush before each timed run (times then include warm caches)"},
     {"help", NULL, OPTION_FLAG, FIELD(help), NULL, 0, "print this help and exit"},
     {"version", NULL, OPTION_FLAG, FIELD(version), NULL, 0, "print the version and build facts and exit"},
 };
@@ -278,6 +289,7 @@ static tc_err parse_lists(bench_options *o) {
   PARSE_LIST("kernel", o->kernel_text, lookup_kernel, TC_KERNEL_COUNT, o->kernels, o->num_kernels,
              tc_kernel);
   o->kernel_named = given(o, "kernel");
+  o->precision_named = given(o, "precision");
   bool all_backends = strcmp(o->backend_text, "all") == 0;
   if (all_backends || strcmp(o->backend_text, "cpu") == 0) {
     o->num_backends = 0;
@@ -389,14 +401,22 @@ static tc_err check_combinations(bench_options *o) {
            TC_ERR_INPUT, "--data-points: expected 1 or P, got '%s'", o->data_points_text);
   o->one_data_point = strcmp(o->data_points_text, "1") == 0;
   if (o->replay_path != NULL) {
-    TC_CHECK(!explicit_shape && !given(o, "preset") && !given(o, "cells"), TC_ERR_INPUT,
-             "--replay takes the shape from the file: drop --preset/--left/--right/--points/--cells");
-    TC_CHECK(!o->sum_into, TC_ERR_INPUT, "--sum-into cannot be combined with --replay");
+    TC_CHECK(!explicit_shape && !given(o, "preset") && !given(o, "cells") &&
+                 !given(o, "data-points") && !given(o, "dim1") && !given(o, "dim2"),
+             TC_ERR_INPUT,
+             "--replay takes the shape from the file: drop --preset/--left/--right/--points/"
+             "--cells/--data-points/--dim1/--dim2");
     TC_CHECK(!o->kernel_named || o->num_kernels == 1, TC_ERR_INPUT,
              "--replay runs one kernel: give --kernel one name or none");
+    TC_CHECK(!o->precision_named || o->num_precisions == 1, TC_ERR_INPUT,
+             "--replay runs in the file's precision: give --precision one name or none");
   }
   TC_CHECK(o->replay_output_path == NULL || o->replay_path != NULL, TC_ERR_INPUT,
            "--replay-output needs --replay");
+  TC_CHECK(!given(o, "replay-group") || o->replay_path != NULL, TC_ERR_INPUT,
+           "--replay-group needs --replay");
+  TC_CHECK(!o->overwrite || o->replay_output_path != NULL, TC_ERR_INPUT,
+           "--overwrite needs --replay-output");
   TC_CHECK(o->all_variants || o->num_variants > 0, TC_ERR_INPUT, "--variant: empty list");
   TC_CHECK(strcmp(o->tuning_on_error_text, "fail") == 0 ||
                strcmp(o->tuning_on_error_text, "rules") == 0,
@@ -510,6 +530,18 @@ void bench_options_print_help(FILE *stream) {
   fprintf(stream, "\npresets (D1=3 for Vector, D1=D2=3 for Tensor kernels; F = L for DataField):\n");
   for (int p = 0; p < BENCH_PRESET_COUNT; ++p)
     fprintf(stream, "  %-6s %s\n", presets[p].name, presets[p].about);
+  fprintf(stream, "\nreplay files (--replay): datasets 'left' and 'right', 64- or 32-bit floats (the\n"
+                  "run's precision), row-major in the logical order of the letters C cells, L/R/F\n"
+                  "fields, P points, D1/D2 tensor dimensions; the result is 'output':\n");
+  fprintf(stream, "  %-17s %-32s %-21s %s\n", "kernel", "left", "right", "output");
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
+    char left[64], right[64], output[16];
+    tc_replay_dims_text((tc_kernel)k, TC_REPLAY_LEFT, left, sizeof left);
+    tc_replay_dims_text((tc_kernel)k, TC_REPLAY_RIGHT, right, sizeof right);
+    tc_replay_dims_text((tc_kernel)k, TC_REPLAY_OUTPUT, output, sizeof output);
+    fprintf(stream, "  %-17s %-32s %-21s %s\n", tc_kernel_name((tc_kernel)k), left, right,
+            output);
+  }
   fprintf(stream, "\nkernels:");
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
     fprintf(stream, " %s", tc_kernel_name((tc_kernel)k));

@@ -35,6 +35,7 @@ typedef struct {
   const char *kernel_text, *backend_text, *variant_text, *layout_text, *precision_text;
   const char *preset_text, *threads_text, *data_points_text;
   const char *csv_path, *replay_path, *replay_output_path;
+  const char *replay_group; ///< --replay-group: the group of the replay file ("/": the root)
   const char *shapes_text;  ///< --shapes: explicit shapes "LxRxP,..." (NULL: none)
   const char *deck_path;    ///< --deck: the shapes of a tcmini deck (NULL: none)
   const char *tune_path;    ///< --tune: write a tuning file there (NULL: no tuning)
@@ -49,12 +50,16 @@ typedef struct {
   bool no_yardstick; ///< skip the vendor rows (cuBLAS on cuda, libxsmm on openmp)
   bool tuning_fallback; ///< --tuning-on-error rules: warn and use the rules
   bool version; ///< --version: print the version and build facts and exit
+  bool overwrite;    ///< --overwrite: --replay-output may replace an existing file
+  bool no_roofline;  ///< --no-roofline: no roofline measurement, no %roof column
+  bool no_flush;     ///< --no-flush: no cache flush before the timed runs
   uint64_t given; ///< bit i: option i of the table was on the command line
 
   /* The lists above, parsed. */
   int num_kernels;
   tc_kernel kernels[TC_KERNEL_COUNT];
   bool kernel_named; ///< --kernel was given (replay then ignores the file's attribute)
+  bool precision_named; ///< --precision was given (replay then checks it against the file's)
   int num_backends;
   tc_backend_kind backends[TC_BACKEND_COUNT];
   bool all_variants; ///< --variant all: every variant each backend supports on the shape

@@ -86,8 +86,9 @@ enum { COLUMN_COUNT = sizeof columns / sizeof columns[0] };
 
 void bench_report_table_header(FILE *stream) {
   fprintf(stream,
-          "Columns: times are per call (median, min, max of the timed repetitions, caches flushed\n"
-          "before each, the rows of a case timed in turn); GFLOP/s counts 2 flops per\n"
+          "Columns: times are per call (median, min, max of the timed repetitions, each after\n"
+          "the cache flush of the method above, if any, the rows of a case timed in turn);\n"
+          "GFLOP/s counts 2 flops per\n"
           "multiply-add; GB/s counts compulsory traffic\n"
           "(inputs read once, output written once); %%roof = GFLOP/s over the roofline\n"
           "min(FMA peak, AI x copy bandwidth) measured above for the row's thread count (thr 0:\n"

@@ -1,7 +1,8 @@
 # test_bench_check.cmake: runs tcmini-bench (cmake -P, singleton MPI) and
 # judges its output and exit code, for checks CTest's properties cannot make.
-#   -DBENCH=path  -DMODE=kernels|bad-options|help|replay-wrong-kernel|sweep|tune
-#   [-DBACKENDS=serial,openmp (kernels)]  [-DFILE=h5 (replay-wrong-kernel)]
+#   -DBENCH=path  -DMODE=kernels|bad-options|help|replay-wrong-kernel|replay-swapped|
+#                       replay-clobber|replay-refusals|sweep|tune
+#   [-DBACKENDS=serial,openmp (kernels)]  [-DDIR=dir of the replay files (replay-*)]
 #   [-DVENDOR=ON|OFF (sweep, tune: the OpenMP vendor variant is built)]
 #   [-DWORKDIR=dir (tune: where its files go)]
 cmake_minimum_required(VERSION 3.22)
@@ -84,17 +85,88 @@ elseif(MODE STREQUAL "bad-options")
 
 elseif(MODE STREQUAL "help")
   run_bench(--help)
+  # ... with the replay file's dataset shapes of every kernel.
   if(NOT rc EQUAL 0 OR NOT out MATCHES "--kernel LIST" OR NOT out MATCHES "--replay FILE"
-     OR NOT out MATCHES "p125 +L=R=125 P=216")
+     OR NOT out MATCHES "p125 +L=R=125 P=216"
+     OR NOT out MATCHES "\n  FieldFieldTensor +\\(C,L,P,D1,D2\\) +\\(C,R,P,D1,D2\\) +\\(C,L,R\\)\n"
+     OR NOT out MATCHES "\n  DataFieldScalar +data \\(C,P\\) or \\(C,1\\) +fields \\(C,F,P\\) +\\(C,F\\)\n"
+     OR NOT out MATCHES "\n  DataDataVector +\\(C,P,D1\\) +\\(C,P,D1\\) +\\(C\\)\n")
     message(FATAL_ERROR "--help: exit ${rc}, output '${out}'")
   endif()
 
 elseif(MODE STREQUAL "replay-wrong-kernel")
-  # A file's dims that do not fit the named kernel: exit 2 (bad input) and a shape message.
-  run_bench(--replay ${FILE} --kernel DataDataScalar --reps 1 --warmup 0)
-  if(NOT rc EQUAL 2 OR NOT err MATCHES "dataset 'right' has rank 4 but DataDataScalar needs 2")
+  # A file's dims that do not fit the named kernel: exit 2 (bad input) and the
+  # dims expected and found.
+  run_bench(--replay ${DIR}/bench_replay_double_in.h5 --kernel DataDataScalar --reps 1 --warmup 0)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "DataDataScalar needs left = \\(C,P\\) and right = \\(C,P\\); found left \\(2,2,2,2\\) and right \\(2,3,2,2\\)")
     message(FATAL_ERROR "exit ${rc}, stderr '${err}'")
   endif()
+
+elseif(MODE STREQUAL "replay-swapped")
+  # A DataField file with its inputs swapped: exit 2 before anything is
+  # measured (nothing on stdout), one line with the dims expected and found
+  # in the letters of --help, no internal names, no source location.
+  run_bench(--replay ${DIR}/bench_replay_swapped.h5)
+  set(expected "tcmini-bench: error: '[^']*bench_replay_swapped.h5': DataFieldScalar needs left = data \\(C,P\\) or \\(C,1\\) and right = fields \\(C,F,P\\); found left \\(4,3,5\\) and right \\(4,5\\) \\('left' and 'right' look swapped\\)\n$")
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "^${expected}" OR NOT out STREQUAL ""
+     OR err MATCHES "num_|\\.c:[0-9]")
+    message(FATAL_ERROR "exit ${rc}, stdout '${out}', stderr '${err}'; expected exit 2 and '${expected}'")
+  endif()
+
+elseif(MODE STREQUAL "replay-clobber")
+  # --replay-output never replaces the input, nor any existing file without
+  # --overwrite; each refusal comes before anything is measured and leaves
+  # the file as it was.
+  set(input ${DIR}/bench_replay_double_in.h5)
+  set(other ${DIR}/bench_replay_clobber_other.h5)
+  file(WRITE ${other} "an earlier result\n")
+  file(SHA256 ${input} input_before)
+  set(quick --reps 1 --warmup 0 --no-roofline --no-flush --backend serial)
+  run_bench(--replay ${input} --replay-output ${input} --overwrite ${quick})
+  file(SHA256 ${input} input_after)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "is the replay's input file" OR NOT out STREQUAL ""
+     OR NOT input_before STREQUAL input_after)
+    message(FATAL_ERROR "replay onto its input: exit ${rc}, stdout '${out}', stderr '${err}'")
+  endif()
+  run_bench(--replay ${input} --replay-output ${other} ${quick})
+  file(READ ${other} other_text)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "exists; give --overwrite" OR NOT out STREQUAL ""
+     OR NOT other_text STREQUAL "an earlier result\n")
+    message(FATAL_ERROR "replay onto an existing file: exit ${rc}, stdout '${out}', stderr '${err}'")
+  endif()
+  run_bench(--replay ${input} --replay-output ${other} --overwrite ${quick})
+  file(READ ${other} other_text LIMIT 8 HEX)
+  if(NOT rc EQUAL 0 OR NOT other_text STREQUAL "894844460d0a1a0a")
+    message(FATAL_ERROR "--overwrite: exit ${rc}, stderr '${err}', file starts ${other_text}")
+  endif()
+  file(GLOB leftovers ${DIR}/bench_replay_clobber_other.h5.tmp.*)
+  if(leftovers)
+    message(FATAL_ERROR "temporary files left: ${leftovers}")
+  endif()
+
+elseif(MODE STREQUAL "replay-refusals")
+  # Bad replay requests: exit 2 before anything is measured, one line each.
+  set(quick --reps 1 --warmup 0 --backend serial)
+  set(cases
+    "--replay,${DIR}/no_such_file.h5|no file '[^']*no_such_file.h5'"
+    "--replay,${DIR}/bench_replay_double_in.h5,--replay-group,/nope/deeper|has no group '/nope'"
+    "--replay,${DIR}/bench_replay_double_in.h5,--sum-into|has no dataset 'output' for the contraction to add to"
+    "--replay,${DIR}/bench_replay_float_in.h5,--precision,double|--precision double: '[^']*' holds float data"
+    "--replay-group,/g|--replay-group needs --replay"
+    "--replay,${DIR}/bench_replay_double_in.h5,--overwrite|--overwrite needs --replay-output")
+  foreach(case IN LISTS cases)
+    string(REPLACE "|" ";" parts "${case}")
+    list(POP_BACK parts expected)
+    string(REPLACE "," ";" parts "${parts}")
+    run_bench(${parts} ${quick})
+    string(REGEX MATCHALL "\n" newlines "${err}")
+    list(LENGTH newlines lines)
+    if(NOT rc EQUAL 2 OR NOT lines EQUAL 1 OR NOT out STREQUAL ""
+       OR NOT err MATCHES "^tcmini-bench: error: [^\n]*${expected}")
+      message(FATAL_ERROR "'${parts}': exit ${rc}, stderr '${err}', stdout '${out}'; "
+                          "expected exit 2 and one line with '${expected}'")
+    endif()
+  endforeach()
 
 elseif(MODE STREQUAL "sweep")
   # A tiny sweep on one OpenMP thread: every row verified, the distribution
@@ -102,7 +174,7 @@ elseif(MODE STREQUAL "sweep")
   set(args --sweep 3 --seed 5 --backend openmp --threads 1 --memory 1 --reps 1 --warmup 0)
   run_bench(${args})
   if(NOT VENDOR)
-    if(NOT rc EQUAL 1 OR NOT err MATCHES "--sweep compares AUTO with the vendor variant, and this build has no libxsmm")
+    if(NOT rc EQUAL 2 OR NOT err MATCHES "--sweep compares AUTO with the vendor variant, and this build has no libxsmm")
       message(FATAL_ERROR "without libxsmm: exit ${rc}, stderr '${err}'")
     endif()
     return()
@@ -127,7 +199,8 @@ elseif(MODE STREQUAL "sweep")
 
 elseif(MODE STREQUAL "tune")
   # --tune writes a tuning file that --tuning then uses; a file that cannot
-  # be used fails the run with one line, or warns with --tuning-on-error rules.
+  # be used fails the run with one line and exit 2 (bad input), or warns with
+  # --tuning-on-error rules.
   set(file ${WORKDIR}/bench_tuned.txt)
   file(REMOVE ${file})
   set(shape --kernel FieldFieldScalar,DataDataScalar --preset p8 --backend openmp --threads 1
@@ -156,16 +229,18 @@ elseif(MODE STREQUAL "tune")
   file(WRITE ${WORKDIR}/bench_tuned_other_device.txt "${other_device}")
   string(ASCII 1 2 control)
   file(WRITE ${WORKDIR}/bench_tuned_corrupt.txt "tcmini-tuning 1\nbackend openmp\n${control}\n")
-  foreach(case "bench_tuned_other_device.txt|the file was tuned on 'No Such Processor 9000'"
-               "bench_tuned_corrupt.txt|bench_tuned_corrupt.txt:3: not a tcmini tuning file"
-               "bench_no_such_tuning.txt|cannot open tuning file")
+  # name|message|exit status: 2 for a file that is wrong (bad input), 1 for one that cannot be read
+  foreach(case "bench_tuned_other_device.txt|the file was tuned on 'No Such Processor 9000'|2"
+               "bench_tuned_corrupt.txt|bench_tuned_corrupt.txt:3: not a tcmini tuning file|2"
+               "bench_no_such_tuning.txt|cannot open tuning file|1")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 expected)
+    list(GET parts 2 status)
     run_bench(--tuning ${WORKDIR}/${name} ${shape})
     string(REGEX MATCHALL "\n" newlines "${err}")
     list(LENGTH newlines lines)
-    if(NOT rc EQUAL 1 OR NOT lines EQUAL 1 OR NOT err MATCHES "^tcmini-bench: error: [^\n]*${expected}")
+    if(NOT rc EQUAL status OR NOT lines EQUAL 1 OR NOT err MATCHES "^tcmini-bench: error: [^\n]*${expected}")
       message(FATAL_ERROR "--tuning ${name}: exit ${rc}, stderr '${err}'; expected one line with '${expected}'")
     endif()
     run_bench(--tuning ${WORKDIR}/${name} --tuning-on-error rules ${shape})
@@ -176,7 +251,7 @@ elseif(MODE STREQUAL "tune")
   endforeach()
   # --tune measures one backend at one thread count.
   run_bench(--tune ${file} ${shape} --threads 1,2)
-  if(NOT rc EQUAL 1 OR NOT err MATCHES "--tune measures one backend at one thread count")
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "--tune measures one backend at one thread count")
     message(FATAL_ERROR "--tune on two thread counts: exit ${rc}, stderr '${err}'")
   endif()
 
