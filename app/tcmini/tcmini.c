@@ -18,6 +18,7 @@
 #include "tc_parallel.h"
 #include "tc_physics.h"
 #include "tc_report.h"
+#include "tc_results.h"
 #include "tc_signals.h"
 #include "tc_timers.h"
 #include "tc_tuning_shared.h"
@@ -80,6 +81,20 @@ static tc_err report_checks(tc_report *report, const tc_check_list *list) {
   return TC_SUCCESS;
 }
 
+/* Adds the summaries of the result fields (sums, norms, extremes) to the
+ * report, for regression comparisons. Collective. */
+static tc_err report_results(tc_report *report, const tc_mesh *mesh, const tc_loop *loop) {
+  tc_result_summary summaries[TC_RESULTS_MAX];
+  int count = 0;
+  TC_CALL(tc_results_summarize(mesh, loop, summaries, &count));
+  for (int i = 0; i < count; ++i) {
+    const tc_result_summary *s = &summaries[i];
+    TC_CALL(tc_report_add_result(report, s->name, s->units, s->count, s->sum, s->sum_abs, s->norm,
+                                 s->min, s->max));
+  }
+  return TC_SUCCESS;
+}
+
 /* Figures of merit: cells per second through the whole loop, and GFLOP/s of
  * each kernel (flops of all ranks over the slowest rank's kernel time); the
  * kernels that run fused count together over the fused phase's time. */
@@ -110,38 +125,23 @@ static tc_err report_figures(tc_report *report, const tc_config *config, const t
   return TC_SUCCESS;
 }
 
-/* The results file: node and cell fields of the last step. Units: length is
- * the unit of mesh.length, u is dimensionless, w a displacement (length),
- * stress the unit of the Lame parameters (docs/output.md). */
+/* The results file: the node and cell fields of the last step
+ * (tc_results_fields: names, units, meanings). */
 static tc_err write_output(tc_output *output, const tc_config *config, const tc_loop *loop,
                            const tc_report *report, const tc_phase_stats *stats,
                            tc_output_stats *written) {
   const tc_loop_results *r = tc_loop_get_results(loop);
-  const tc_output_field cells[] = {
-      {"volume", 1, r->cell_volume, "length^3", "sum of the weighted measures of the cell"},
-      {"integral_u2", 1, r->cell_u2, "length^3", "DataDataScalar: integral of u_h^2 over the cell"},
-      {"integral_grad_u2", 1, r->cell_grad_u2, "length",
-       "DataDataVector: integral of |grad u_h|^2 over the cell"},
-      {"integral_stress_strain", 1, r->cell_stress_strain, "stress*length^3",
-       "DataDataTensor: integral of sigma(w_h):eps(w_h) over the cell"},
-  };
-  const tc_output_field nodes[] = {
-      {"lumped_mass", 1, r->lumped_mass, "length^3", "row sums of the assembled mass matrix"},
-      {"stiffness_diagonal", 1, r->stiffness_diagonal, "length",
-       "diagonal of the assembled diffusion stiffness matrix"},
-      {"elasticity_diagonal", 3, r->elasticity_diagonal, "stress*length",
-       "diagonal of the assembled elasticity stiffness matrix, per component"},
-      {"load", 1, r->load, "length^3", "DataFieldScalar: integral of u_h phi_a"},
-      {"flux_load", 1, r->flux_load, "length", "DataFieldVector: integral of grad u . grad phi_a"},
-      {"internal_force", 3, r->internal_force, "stress*length^2",
-       "DataFieldTensor: integral of sigma(w_h) : eps(phi_a e_i)"},
-  };
-  for (size_t i = 0; i < sizeof cells / sizeof cells[0]; ++i)
-    if (cells[i].values)
-      TC_CALL(tc_output_add_cell_field(output, &cells[i]));
-  for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; ++i)
-    if (nodes[i].values)
-      TC_CALL(tc_output_add_node_field(output, &nodes[i]));
+  int num_fields = 0;
+  const tc_result_field *fields = tc_results_fields(&num_fields);
+  for (int i = 0; i < num_fields; ++i) {
+    const tc_result_field *f = &fields[i];
+    tc_output_field field = {f->name, f->components, tc_results_values(f, r), f->units,
+                             f->description};
+    if (field.values && strcmp(f->group, "cells") == 0)
+      TC_CALL(tc_output_add_cell_field(output, &field));
+    else if (field.values)
+      TC_CALL(tc_output_add_node_field(output, &field));
+  }
   static const char *matrix_names[3] = {"mass", "diffusion_stiffness", "elasticity_stiffness"};
   static const char *matrix_units[3] = {"length^3", "length", "stress*length"};
   for (int k = TC_FIELD_FIELD_SCALAR; k <= TC_FIELD_FIELD_TENSOR; ++k) {
@@ -276,6 +276,8 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_timer_start(timers, TC_PHASE_CHECKS);
     if (err == TC_SUCCESS)
       err = tc_parallel_agree(comm, tc_checks_run(config, mesh, loop, &checks));
+    if (err == TC_SUCCESS) /* the sums and norms a regression compares */
+      err = tc_parallel_agree(comm, report_results(report, mesh, loop));
     if (err == TC_SUCCESS)
       err = tc_timer_stop(timers, TC_PHASE_CHECKS);
     if (err == TC_SUCCESS)

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +50,13 @@ typedef struct {
   char note[NOTE_MAX_CHARS]; ///< why it was skipped
 } check;
 
+typedef struct {
+  char name[NAME_MAX_CHARS];
+  char units[UNIT_MAX_CHARS];
+  int64_t count;
+  double sum, sum_abs, norm, min, max;
+} result;
+
 struct tc_report {
   MPI_Comm comm;
   int rank, ranks;
@@ -75,6 +83,8 @@ struct tc_report {
   int num_figures;
   check *checks;
   int num_checks;
+  result *results;
+  int num_results;
 };
 
 tc_err tc_report_create(MPI_Comm comm, tc_report **report) {
@@ -100,6 +110,7 @@ void tc_report_destroy(tc_report **report) {
   free((*report)->devices);
   free((*report)->figures);
   free((*report)->checks);
+  free((*report)->results);
   free(*report);
   *report = NULL;
 }
@@ -285,6 +296,20 @@ tc_err tc_report_add_check(tc_report *report, const char *name, double value,
   return TC_SUCCESS;
 }
 
+tc_err tc_report_add_result(tc_report *report, const char *name, const char *units,
+                            int64_t count, double sum, double sum_abs, double norm, double min,
+                            double max) {
+  result added = {.count = count, .sum = sum, .sum_abs = sum_abs, .norm = norm, .min = min,
+                  .max = max};
+  TC_CALL(copy_text(added.name, sizeof added.name, name, "result name"));
+  TC_CALL(copy_text(added.units, sizeof added.units, units, "result units"));
+  result *grown = realloc(report->results, (size_t)(report->num_results + 1) * sizeof *grown);
+  TC_CHECK(grown, TC_ERR_MEMORY, "out of memory adding result '%s'", name);
+  report->results = grown;
+  report->results[report->num_results++] = added;
+  return TC_SUCCESS;
+}
+
 tc_err tc_report_verdict(const tc_report *report) {
   char failed[512] = "";
   size_t used = 0;
@@ -381,7 +406,16 @@ static void yaml_block(FILE *out, const char *key, const char *text) {
   }
 }
 
-static void write_yaml(const tc_report *report, FILE *out) {
+/// Peak resident host memory of this process in MiB (0 where unknown).
+static double peak_host_memory_mib(void) {
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0.0;
+  return (double)usage.ru_maxrss / 1024.0; /* Linux counts kibibytes */
+}
+
+/// memory_mib: min and max over ranks of the peak host memory.
+static void write_yaml(const tc_report *report, const double memory_mib[2], FILE *out) {
   fputs("# tcmini run report\nformat: 1\nbuild:\n", out);
   yaml_key_string(out, "  ", "version", TCMINI_VERSION);
   yaml_key_string(out, "  ", "git_revision", TCMINI_GIT_REVISION);
@@ -406,6 +440,8 @@ static void write_yaml(const tc_report *report, FILE *out) {
     const tc_config *config = &report->config;
     yaml_key_string(out, "  ", "label", config->label);
     fprintf(out, "  threads_per_rank: %d\n", report->threads);
+    fprintf(out, "  peak_host_memory_mib_per_rank: {min: %.1f, max: %.1f}\n", memory_mib[0],
+            memory_mib[1]);
     if (report->cores_min > 0)
       fprintf(out, "  cores_per_rank: {min: %d, max: %d}\n", report->cores_min, report->cores_max);
     if (report->warning[0]) {
@@ -504,18 +540,39 @@ static void write_yaml(const tc_report *report, FILE *out) {
     }
     fputs("}", out);
   }
+  fputs("\nresults:", out);
+  if (report->num_results == 0)
+    fputs(" []", out);
+  for (int i = 0; i < report->num_results; i++) {
+    const result *r = &report->results[i];
+    fputs("\n  - {name: ", out);
+    yaml_string(out, r->name);
+    fputs(", units: ", out);
+    yaml_string(out, r->units);
+    fprintf(out, ", count: %lld, sum: ", (long long)r->count);
+    yaml_double(out, r->sum);
+    fputs(", sum_abs: ", out);
+    yaml_double(out, r->sum_abs);
+    fputs(", norm: ", out);
+    yaml_double(out, r->norm);
+    fputs(", min: ", out);
+    yaml_double(out, r->min);
+    fputs(", max: ", out);
+    yaml_double(out, r->max);
+    fputs("}", out);
+  }
   fputs("\nverdict: ", out);
   yaml_string(out, verdict_name(report));
   fputc('\n', out);
 }
 
 /// Rank 0's part of tc_report_write.
-static tc_err write_file(const tc_report *report, const char *path) {
+static tc_err write_file(const tc_report *report, const char *path, const double memory_mib[2]) {
   char temporary[TC_CONFIG_STRING_MAX + 32];
   snprintf(temporary, sizeof temporary, "%s.tmp.%ld", path, (long)getpid());
   FILE *out = fopen(temporary, "w");
   TC_CHECK(out, TC_ERR_IO, "cannot write report '%s': %s", temporary, strerror(errno));
-  write_yaml(report, out);
+  write_yaml(report, memory_mib, out);
   int write_errno = ferror(out) ? (errno ? errno : EIO) : 0;
   if (fclose(out) != 0 && write_errno == 0)
     write_errno = errno;
@@ -550,9 +607,11 @@ tc_err tc_report_check_path(const tc_report *report, const char *path, bool over
 }
 
 tc_err tc_report_write(const tc_report *report, const char *path) {
-  tc_err err = TC_SUCCESS;
-  if (report->rank == 0 && strcmp(path, "none") != 0)
-    err = write_file(report, path);
+  double peak = peak_host_memory_mib(), extremes[2] = {-peak, peak};
+  tc_err err = tc_allreduce_max_double(report->comm, extremes, 2);
+  double memory_mib[2] = {-extremes[0], extremes[1]};
+  if (err == TC_SUCCESS && report->rank == 0 && strcmp(path, "none") != 0)
+    err = write_file(report, path, memory_mib);
   return tc_parallel_agree(report->comm, err);
 }
 

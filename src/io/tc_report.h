@@ -82,6 +82,15 @@ tc_err tc_report_add_check(tc_report *report, const char *name, double value,
                            double reference, double tolerance, bool passed,
                            const char *skipped_note, double scale);
 
+/// Adds the summary of one result field (e.g. "nodes/load"): how many
+/// entries, their sum, the sum of their magnitudes, 2-norm, min and max;
+/// quantities that do not depend on the run's speed, for regression
+/// comparisons (scripts/tcmini-compare). Values must be the same on every
+/// rank (reduced ones). Not collective.
+tc_err tc_report_add_result(tc_report *report, const char *name, const char *units,
+                            int64_t count, double sum, double sum_abs, double norm, double min,
+                            double max);
+
 /// The verdict: TC_SUCCESS if every check that ran passed (or none ran), else
 /// TC_ERR_VERIFY with a message naming the failed checks. Not collective.
 tc_err tc_report_verdict(const tc_report *report);
@@ -93,7 +102,8 @@ tc_err tc_report_verdict(const tc_report *report);
 tc_err tc_report_check_path(const tc_report *report, const char *path, bool overwrite);
 
 /// Rank 0 writes the YAML report to path (through a temporary file renamed
-/// into place; "none" writes nothing); every rank returns the same result.
+/// into place; "none" writes nothing), with the peak host memory of the
+/// ranks so far (min and max over ranks); every rank returns the same result.
 /// Collective on the report's communicator.
 tc_err tc_report_write(const tc_report *report, const char *path);
 
