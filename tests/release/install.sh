@@ -19,8 +19,9 @@ prefix=$workdir/prefix
 cmake --install "$build" --prefix "$prefix" > "$workdir/install.log" 2>&1 ||
   { cat "$workdir/install.log"; echo "FAIL: cmake --install"; exit 1; }
 
-for f in bin/tcmini bin/tcmini-bench share/tcmini/inputs/hex.in \
-         share/tcmini/inputs/quick.in share/tcmini/scripts/sweep.sh \
+for f in bin/tcmini bin/tcmini-bench bin/tcmini-compare share/tcmini/inputs/hex.in \
+         share/tcmini/inputs/quick.in share/tcmini/inputs/expected/quick.yaml \
+         share/tcmini/scripts/sweep.sh \
          share/tcmini/scripts/slurm/run.sbatch share/doc/tcmini/LICENSE \
          include/tcmini/tc_contract.h include/tcmini/tc_error.h include/tcmini/tc_build.h; do
   [ -e "$prefix/$f" ] || fail "$f was not installed"
@@ -35,6 +36,11 @@ mkdir -p "$workdir/run" && (cd "$workdir/run" &&
   "$mpiexec" -n 1 "$@" "$prefix/bin/tcmini" "$prefix/share/tcmini/inputs/quick.in" > run.txt 2>&1) ||
   fail "installed tcmini on the installed quick deck: $(tail -3 "$workdir/run/run.txt")"
 "$prefix/bin/tcmini-bench" --version > /dev/null || fail "installed tcmini-bench --version"
+# ... and the installed tcmini-compare finds it as expected (where PyYAML is at hand).
+if python3 -c "import yaml" 2> /dev/null; then
+  "$prefix/bin/tcmini-compare" "$prefix/share/tcmini/inputs/expected/quick.yaml" \
+    "$workdir/run/quick-report.yaml" || fail "installed tcmini-compare on the quick run"
+fi
 
 # find_package(tcmini) in a project of its own.
 if cmake -S "$here/consumer" -B "$workdir/consumer-cmake" -DCMAKE_C_COMPILER="$cc" \
