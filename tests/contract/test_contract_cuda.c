@@ -426,7 +426,8 @@ int main(int argc, char **argv) {
     // The message must say what was asked for and why it cannot be had.
     const char *message = tc_error_message();
     const bool clear = strstr(message, "backend cuda asked for") != NULL &&
-                       (strstr(message, "no CUDA device is visible") != NULL ||
+                       (strstr(message, "no CUDA GPU") != NULL ||
+                        strstr(message, "NVIDIA driver is older") != NULL ||
                         strstr(message, "has no GPU of its own") != NULL);
     printf("%s: %s\n", clear ? "SKIP (no usable GPU)" : "FAIL (unclear message)", message);
     code = clear ? SKIP_CODE : 1;
