@@ -63,8 +63,10 @@ if(TCMINI_ENABLE_OPENMP)
   string(APPEND tc_pc_libs " ${OpenMP_C_FLAGS}")
 endif()
 if(TCMINI_USE_CUDA)
-  # nvcc-compiled objects need the C++ runtime beside cudart and cuBLAS.
-  string(APPEND tc_pc_libs " -L${CUDAToolkit_LIBRARY_DIR} -lcublas -lcudart -lstdc++")
+  # nvcc-compiled objects need the C++ runtime beside cudart and cuBLAS; the
+  # rpath finds the toolkit's libraries where ld.so is not told about them.
+  string(APPEND tc_pc_libs " -L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR}"
+         " -lcublas -lcudart -lstdc++")
 endif()
 foreach(library IN LISTS MPI_C_LIBRARIES)
   string(APPEND tc_pc_libs " ${library}")
