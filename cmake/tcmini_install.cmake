@@ -30,7 +30,14 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR
 # imported targets (tcmini::contract, tcmini::base).
 set_target_properties(tc_contract PROPERTIES OUTPUT_NAME tcmini_contract EXPORT_NAME contract)
 set_target_properties(tc_base PROPERTIES OUTPUT_NAME tcmini_base EXPORT_NAME base)
-install(TARGETS tc_contract tc_base EXPORT tcmini-targets
+# The OpenMP backend's vendor variant links libxsmm through an interface
+# target, exported with the library (tcmini::libxsmm).
+set(tc_exported_libxsmm "")
+if(TARGET tcmini_libxsmm)
+  set_target_properties(tcmini_libxsmm PROPERTIES EXPORT_NAME libxsmm)
+  set(tc_exported_libxsmm tcmini_libxsmm)
+endif()
+install(TARGETS tc_contract tc_base ${tc_exported_libxsmm} EXPORT tcmini-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${TCMINI_INSTALL_INCLUDEDIR})
 # tc_contract.h includes tc_error.h; tc_build.h says which backends are in.
@@ -44,6 +51,7 @@ install(EXPORT tcmini-targets NAMESPACE tcmini:: DESTINATION ${TCMINI_INSTALL_CM
 # (tc_base), OpenMP and, in CUDA builds, the CUDA toolkit (cudart, cuBLAS),
 # pointed at the toolkit this build used.
 set(TCMINI_PACKAGE_OPENMP ${TCMINI_ENABLE_OPENMP})
+set(TCMINI_PACKAGE_LIBXSMM ${TCMINI_USE_LIBXSMM})
 set(TCMINI_PACKAGE_CUDA ${TCMINI_USE_CUDA})
 set(TCMINI_PACKAGE_CUDA_ROOT "")
 if(TCMINI_USE_CUDA)
@@ -61,6 +69,9 @@ install(FILES ${PROJECT_BINARY_DIR}/tcminiConfig.cmake ${PROJECT_BINARY_DIR}/tcm
 set(tc_pc_libs "")
 if(TCMINI_ENABLE_OPENMP)
   string(APPEND tc_pc_libs " ${OpenMP_C_FLAGS}")
+endif()
+if(TCMINI_USE_LIBXSMM)
+  string(APPEND tc_pc_libs " ${TCMINI_LIBXSMM_LIBRARY} ${TCMINI_LIBXSMM_NOBLAS_LIBRARY} -lpthread -ldl -lrt")
 endif()
 if(TCMINI_USE_CUDA)
   # nvcc-compiled objects need the C++ runtime beside cudart and cuBLAS; the
