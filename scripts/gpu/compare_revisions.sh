@@ -8,7 +8,8 @@
 # reports go to $OUT/logs.tgz (default ./gpu-out); a summary table is printed
 # last and kept in $OUT/summary.txt.
 # Environment: JOBS, CUDA_ARCH (default 90), REPS (default 2), SKIP_TESTS=1,
-# SKIP_COMPARE=1, CASES (the timed cases, default "q1-128 q1-128-b1024 q2-32
+# SKIP_COMPARE=1, EXTRA_TARGETS (more targets of this tree to build, e.g.
+# tcmini_bench), CASES (the timed cases, default "q1-128 q1-128-b1024 q2-32
 # q2-32-b1024": a deck, q1-128 or q2-32, then -bN for run.batch_cells=N and
 # -fused for run.inputs=fused, which runs the new build only).
 set -uo pipefail
@@ -31,6 +32,8 @@ build() { # build SRC DIR TARGETS...
 }
 tests=(tcmini)
 [ "${SKIP_TESTS:-0}" = 1 ] || tests+=(test_loop_cuda test_contract_cuda)
+read -r -a extra <<< "${EXTRA_TARGETS:-}"
+tests+=("${extra[@]}")
 build "$base_src" /tmp/tc-base tcmini & base_pid=$!
 build "$root" /tmp/tc-new "${tests[@]}" || { grep -E "error" /tmp/tc-new.build.log | head -20; exit 1; }
 wait $base_pid || { grep -E "error" /tmp/tc-base.build.log | head -20; exit 1; }
