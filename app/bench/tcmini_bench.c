@@ -354,6 +354,7 @@ static tc_err capture_row(bench_run *run, const bench_row *row) {
 typedef struct {
   bench_row row;
   bool yardstick;  /* the vendor row added after the asked-for variants */
+  bool probes;     /* AUTO by the rules: its first run goes through AUTO, which may probe */
   double *seconds; /* the timed runs (row.reps of them so far) */
   double spent;    /* seconds of those runs */
 } pending_row;
@@ -381,6 +382,7 @@ static tc_err prepare_row(bench_run *run, const backend_config *config, bench_de
     TC_CALL(tc_contract_choose(tc_device_contract_backend(d->device), tuning, &host->shape,
                                variant, &row->variant, &choice));
     row->chosen = tc_choice_name(choice);
+    p->probes = choice == TC_CHOICE_RULE;
   }
   TC_CALLOC(p->seconds, run->options->reps);
   return TC_SUCCESS;
@@ -420,8 +422,17 @@ static tc_err check_row(bench_run *run, bench_device *d, const layout_arrays *ho
   double spent = 0.0, elapsed = 0.0;
   for (int64_t done = 0; done < (o->warmup > 1 ? o->warmup : 1) && !(limit > 0.0 && spent > limit);
        ++done) {
-    TC_CALL(run_once(d, shape, row->variant, &elapsed));
+    /* AUTO's first run: where the library probes (tc_contract_set_probe) it
+     * times its candidates here and keeps the faster, which the row then
+     * names and times */
+    TC_CALL(run_once(d, shape, done == 0 && p->probes ? TC_VARIANT_AUTO : row->variant, &elapsed));
     spent += elapsed;
+  }
+  if (p->probes) {
+    tc_choice choice;
+    TC_CALL(tc_contract_choose(tc_device_contract_backend(d->device), NULL, shape,
+                               TC_VARIANT_AUTO, &row->variant, &choice));
+    row->chosen = tc_choice_name(choice);
   }
   TC_CALL(tc_device_copy_to_host(d->device, host->scratch, d->arrays.output, d->arrays.output_bytes));
   row->relative_error = bench_case_error(host->source, shape->layout, host->scratch);
@@ -945,6 +956,7 @@ int main(int argc, char **argv) {
     bench_run run;
     memset(&run, 0, sizeof run);
     run.options = &options;
+    tc_contract_set_probe(!options.no_probe);
     tc_err err = run_benchmark(&run);
     if (err != TC_SUCCESS) {
       /* Where in the source an error arose helps only with a bug. */

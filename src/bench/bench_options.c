@@ -102,6 +102,9 @@ static const option options_table[] = {
     {"no-yardstick", NULL, OPTION_FLAG, FIELD(no_yardstick), NULL, 0,
      "skip the vendor row (cuBLAS on cuda, libxsmm on openmp) timed after each FieldField"
      " case in layout right"},
+    {"no-probe", NULL, OPTION_FLAG, FIELD(no_probe), NULL, 0,
+     "AUTO by the built-in rules alone: no first-call probe of the rule's variant against the"
+     " vendor's (tc_contract_set_probe)"},
     {"tuning", "FILE", OPTION_TEXT, FIELD(tuning_path), NULL, 0,
      "AUTO rows take their variant from this tuning file (written by --tune) where it has"
      " one, else from the built-in rules"},

@@ -48,6 +48,7 @@ typedef struct {
   int64_t seed;           ///< --seed of the sweep's shapes
   bool sum_into, help;
   bool no_yardstick; ///< skip the vendor rows (cuBLAS on cuda, libxsmm on openmp)
+  bool no_probe;     ///< AUTO by the rules alone (tc_contract_set_probe(false))
   bool tuning_fallback; ///< --tuning-on-error rules: warn and use the rules
   bool version; ///< --version: print the version and build facts and exit
   bool overwrite;    ///< --overwrite: --replay-output may replace an existing file

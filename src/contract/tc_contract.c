@@ -41,7 +41,8 @@ static const char *const variant_names[TC_VARIANT_COUNT] = {
 /* What the vendor variant is also called: the name the CUDA users know. */
 static const char vendor_alias[] = "cublas";
 static const char *const choice_names[TC_CHOICE_COUNT] = {
-    [TC_CHOICE_ASKED] = "asked", [TC_CHOICE_RULE] = "rule", [TC_CHOICE_TUNING] = "tuning"};
+    [TC_CHOICE_ASKED] = "asked", [TC_CHOICE_RULE] = "rule", [TC_CHOICE_TUNING] = "tuning",
+    [TC_CHOICE_PROBE] = "probe"};
 static const char *const backend_names[TC_BACKEND_COUNT] = {
     [TC_BACKEND_SERIAL] = "serial", [TC_BACKEND_OPENMP] = "openmp", [TC_BACKEND_CUDA] = "cuda"};
 
@@ -475,6 +476,72 @@ static tc_err resolve_valid(const tc_contract_backend *backend, const tc_tuning 
   return TC_SUCCESS;
 }
 
+/* ---- AUTO's first-call probe (tc_contract_set_probe) ---- */
+
+enum { PROBE_SHAPES = 256, PROBE_RUNS = 2 };
+
+static struct {
+  bool disabled;
+  int next; ///< the slot the next probe fills (the oldest is replaced)
+  struct {
+    bool used;
+    tc_backend_kind kind;
+    tc_contraction shape;
+    tc_variant best;
+  } entries[PROBE_SHAPES];
+} probes;
+
+void tc_contract_set_probe(bool enabled) { probes.disabled = !enabled; }
+bool tc_contract_probe_enabled(void) { return !probes.disabled; }
+
+static bool same_shape(const tc_contraction *a, const tc_contraction *b) {
+  return a->kernel == b->kernel && a->num_cells == b->num_cells &&
+         a->num_left_fields == b->num_left_fields && a->num_right_fields == b->num_right_fields &&
+         a->num_points == b->num_points && a->num_data_points == b->num_data_points &&
+         a->dim1 == b->dim1 && a->dim2 == b->dim2 && a->layout == b->layout &&
+         a->precision == b->precision && a->sum_into == b->sum_into;
+}
+
+/* Whether AUTO probes this (normalized, valid) shape on this backend. */
+static bool probe_applies(const tc_contract_backend *backend, const tc_contraction *shape) {
+  return !probes.disabled && backend->time_run != NULL && tc_kernel_is_field_field(shape->kernel) &&
+         !shape->sum_into && tc_contract_vendor_refusal(backend, shape) == NULL;
+}
+
+/* The variant a probe chose for this shape, if one did. */
+static bool probed(const tc_contract_backend *backend, const tc_contraction *shape,
+                   tc_variant *best) {
+  for (int i = 0; i < PROBE_SHAPES; ++i)
+    if (probes.entries[i].used && probes.entries[i].kind == backend->kind &&
+        same_shape(&probes.entries[i].shape, shape)) {
+      *best = probes.entries[i].best;
+      return true;
+    }
+  return false;
+}
+
+/* Times the rule's variant and the vendor's on the caller's arrays, the
+ * better of PROBE_RUNS runs each, and keeps the faster for this shape. */
+static tc_err probe(const tc_contract_backend *backend, const tc_contraction *shape,
+                    tc_variant rule, const void *left, const void *right, void *output,
+                    void *stream, tc_variant *best) {
+  const tc_variant candidates[2] = {rule, TC_VARIANT_VENDOR};
+  double fastest[2] = {0.0, 0.0};
+  for (int c = 0; c < 2; ++c)
+    for (int run = 0; run < PROBE_RUNS; ++run) {
+      double seconds = 0.0;
+      TC_CALL(backend->time_run(shape, candidates[c], left, right, output, stream, &seconds));
+      fastest[c] = run == 0 || seconds < fastest[c] ? seconds : fastest[c];
+    }
+  *best = fastest[1] < fastest[0] ? TC_VARIANT_VENDOR : rule;
+  probes.entries[probes.next].used = true;
+  probes.entries[probes.next].kind = backend->kind;
+  probes.entries[probes.next].shape = *shape;
+  probes.entries[probes.next].best = *best;
+  probes.next = (probes.next + 1) % PROBE_SHAPES;
+  return TC_SUCCESS;
+}
+
 tc_err tc_contract_resolve(const tc_contract_backend *backend, const tc_contraction *shape,
                            tc_variant variant, tc_variant *resolved) {
   tc_choice source;
@@ -487,7 +554,11 @@ tc_err tc_contract_choose(const tc_contract_backend *backend, const tc_tuning *t
   TC_CHECK(backend != NULL, TC_ERR_UNSUPPORTED, "backend not compiled into this build");
   tc_contraction copy;
   TC_CALL(normalized_valid_copy(shape, &copy));
-  return resolve_valid(backend, tuning, &copy, variant, resolved, source);
+  TC_CALL(resolve_valid(backend, tuning, &copy, variant, resolved, source));
+  if (*source == TC_CHOICE_RULE && probe_applies(backend, &copy) &&
+      probed(backend, &copy, resolved))
+    *source = TC_CHOICE_PROBE;
+  return TC_SUCCESS;
 }
 
 tc_err tc_contract(const tc_contract_backend *backend, const tc_contraction *shape,
@@ -502,5 +573,8 @@ tc_err tc_contract(const tc_contract_backend *backend, const tc_contraction *sha
   TC_CHECK(left != NULL && right != NULL && output != NULL, TC_ERR_ARGUMENT,
            "%s needs left, right and output arrays (got %p, %p, %p)", tc_kernel_name(copy.kernel),
            left, right, output);
+  if (source == TC_CHOICE_RULE && resolved != TC_VARIANT_VENDOR && probe_applies(backend, &copy) &&
+      !probed(backend, &copy, &resolved))
+    TC_CALL(probe(backend, &copy, resolved, left, right, output, stream, &resolved));
   return backend->run(&copy, resolved, left, right, output, stream);
 }

@@ -67,6 +67,7 @@ typedef enum {
   TC_CHOICE_ASKED,  ///< the caller named the variant
   TC_CHOICE_RULE,   ///< AUTO: the backend's built-in rules
   TC_CHOICE_TUNING, ///< AUTO: an entry of a tuning file (tc_tuning.h)
+  TC_CHOICE_PROBE,  ///< AUTO: the faster of the rule's variant and the vendor's, timed at the first call
   TC_CHOICE_COUNT
 } tc_choice;
 
@@ -195,6 +196,19 @@ typedef struct tc_tuning tc_tuning;
 tc_err tc_contract_choose(const tc_contract_backend *backend, const tc_tuning *tuning,
                           const tc_contraction *shape, tc_variant variant, tc_variant *resolved,
                           tc_choice *source);
+
+/// AUTO's first-call probe (on by default): where a backend can time its
+/// variants and runs the vendor variant on a FieldField shape, and no tuning
+/// entry covers it, the first tc_contract call of each shape (every size,
+/// layout and precision) with AUTO times the rule's variant and the vendor's
+/// on the caller's arrays (twice each, the faster run counting; not for
+/// sum_into, whose output would be added to more than once) and runs the
+/// faster from then on, so that AUTO is never behind the vendor library by
+/// more than the timing noise. The choice is kept for the process (the last
+/// 256 shapes); tc_contract_choose reports it as TC_CHOICE_PROBE once made.
+/// Not thread-safe: one thread a process calls tc_contract with AUTO.
+void tc_contract_set_probe(bool enabled);
+bool tc_contract_probe_enabled(void);
 
 /// Runs one contraction: validates the shape, resolves the variant and runs
 /// it. left, right and output live in the backend's memory space (device

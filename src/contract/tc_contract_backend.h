@@ -18,6 +18,11 @@ struct tc_contract_backend {
   /// The library behind TC_VARIANT_VENDOR ("cuBLAS 13.1.0"), NULL if none
   /// (as is a NULL function).
   const char *(*vendor_library)(void);
+  /// Runs a validated shape with a supported, resolved variant once and
+  /// gives its time in seconds (the device waited for). NULL: the backend
+  /// does not time variants, and AUTO never probes on it.
+  tc_err (*time_run)(const tc_contraction *shape, tc_variant variant, const void *left,
+                     const void *right, void *output, void *stream, double *seconds);
   /// Releases what the backend keeps between calls (the vendor library's
   /// handles); the next call that needs them makes them again. NULL: nothing.
   void (*release)(void);

@@ -3,7 +3,8 @@
  * (cuBLAS's vendor variant among them) on ragged shapes (tiles, packed groups
  * and slice chunks that divide nothing), grids of far more than 65535 blocks,
  * and poisoned outputs, against an independent host reference; and for the
- * vendor variant: float computed in FP32 (no TF32), layout left refused with
+ * vendor variant (and AUTO's first-call probe of it against the rule's):
+ * float computed in FP32 (no TF32), layout left refused with
  * its reason, its cached cuBLAS handle shared by two devices' streams and
  * made again after a release, and AUTO taking it from a tuning file. Exits 77
  * (skip) when no GPU is visible. */
@@ -320,6 +321,27 @@ static tc_err check_vendor(tc_device *dev, tally *t) {
   TC_CALL(err);
   tally_check(t, resolved == TC_VARIANT_VENDOR && source == TC_CHOICE_TUNING,
         "AUTO takes vendor from a tuning file", 0);
+  // AUTO's first-call probe: the first AUTO run of a shape times the rule's
+  // variant and the vendor's and keeps the faster, reported as a probe; with
+  // probing off, or for sum_into, AUTO is the rule's.
+  tc_contraction probed = dbl;
+  probed.num_cells = 37; /* a shape no other check runs */
+  tc_variant rule = TC_VARIANT_AUTO;
+  TC_CALL(tc_contract_choose(cuda, NULL, &probed, TC_VARIANT_AUTO, &rule, &source));
+  tally_check(t, source == TC_CHOICE_RULE, "AUTO by the rules before the first run", 0);
+  TC_CALL(vendor_run(dev, NULL, probed, TC_VARIANT_AUTO, 16, &rel));
+  tally_check(t, rel <= 1e-13, "AUTO's result after the probe", rel);
+  TC_CALL(tc_contract_choose(cuda, NULL, &probed, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, source == TC_CHOICE_PROBE && (resolved == rule || resolved == TC_VARIANT_VENDOR),
+              "AUTO keeps the probe's choice", 0);
+  tc_contract_set_probe(false);
+  TC_CALL(tc_contract_choose(cuda, NULL, &probed, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, source == TC_CHOICE_RULE && resolved == rule, "probing off: the rules", 0);
+  tc_contract_set_probe(true);
+  tc_contraction summed = probed;
+  summed.sum_into = true;
+  TC_CALL(tc_contract_choose(cuda, NULL, &summed, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, source == TC_CHOICE_RULE, "sum_into is never probed", 0);
   return TC_SUCCESS;
 }
 
