@@ -47,21 +47,21 @@ static tc_err host_create(tc_loop *loop) {
   host_state *h;
   TC_CALLOC(h, 1);
   loop->state = h;
-  TC_CALL(tc_loop_alloc_host(&h->node_coords, C * F * 3));
-  TC_CALL(tc_loop_alloc_host(&h->jacobians, C * P * 9));
-  TC_CALL(tc_loop_alloc_host(&h->inverses, C * P * 9));
-  TC_CALL(tc_loop_alloc_host(&h->determinants, C * P));
-  TC_CALL(tc_loop_alloc_host(&h->measures, C * P));
-  TC_CALL(tc_loop_alloc_host(&h->gradients, C * F * P * 3));
+  TC_CALL(tc_loop_alloc_host(loop, &h->node_coords, C * F * 3));
+  TC_CALL(tc_loop_alloc_host(loop, &h->jacobians, C * P * 9));
+  TC_CALL(tc_loop_alloc_host(loop, &h->inverses, C * P * 9));
+  TC_CALL(tc_loop_alloc_host(loop, &h->determinants, C * P));
+  TC_CALL(tc_loop_alloc_host(loop, &h->measures, C * P));
+  TC_CALL(tc_loop_alloc_host(loop, &h->gradients, C * F * P * 3));
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     if (loop->input_device[i])
-      tc_loop_first_touch(loop->input_device[i],
-                          (size_t)(tc_physics_input_count(i, C, F, P) * element));
+      TC_CALL(tc_loop_first_touch(loop, loop->input_device[i],
+                                  (size_t)(tc_physics_input_count(i, C, F, P) * element)));
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
     if (loop->output_device[k]) {
       tc_contraction shape = tc_physics_contraction(k, C, F, P, loop->layout, loop->precision);
-      tc_loop_first_touch(loop->output_device[k],
-                          (size_t)(tc_contraction_output_count(&shape) * element));
+      TC_CALL(tc_loop_first_touch(loop, loop->output_device[k],
+                                  (size_t)(tc_contraction_output_count(&shape) * element)));
     }
   return TC_SUCCESS;
 }
