@@ -12,6 +12,7 @@
 #include "tc_config.h"
 #include "tc_device.h"
 #include "tc_loop.h"
+#include "tc_loop_model.h"
 #include "tc_memory.h"
 #include "tc_mesh.h"
 #include "tc_output.h"
@@ -123,6 +124,18 @@ static tc_err report_figures(tc_report *report, const tc_config *config, const t
                                  fused_seconds > 0 ? fused_flops / fused_seconds / 1e9 : 0,
                                  "GFLOP/s"));
   return TC_SUCCESS;
+}
+
+/* The loop's roofline: each phase of the model against the ceilings. */
+static tc_err report_roofline(tc_report *report, const tc_config *config, const tc_loop *loop,
+                              const tc_phase_stats *stats, double loop_seconds,
+                              const tc_loop_ceilings *ceilings) {
+  tc_report_ceilings sums;
+  tc_report_roofline_row rows[TC_PHASE_COUNT + 1];
+  int count = 0;
+  TC_CALL(tc_loop_roofline(loop, stats, loop_seconds, config->steps, ceilings, &sums, rows,
+                           &count));
+  return tc_report_set_roofline(report, &sums, rows, count);
 }
 
 /* The phase table of the results file. */
@@ -253,6 +266,16 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_report_set_cores(report, tc_device_host_cores(), stderr);
   if (err == TC_SUCCESS)
     err = tc_timer_stop(timers, TC_PHASE_DEVICE);
+  /* The ceilings of the loop's roofline, every rank of a node at once. */
+  tc_loop_ceilings ceilings;
+  if (err == TC_SUCCESS && config->roofline) {
+    err = tc_timer_start(timers, TC_PHASE_ROOFLINE);
+    if (err == TC_SUCCESS)
+      err = tc_loop_measure_ceilings(device, &ceilings);
+    if (err == TC_SUCCESS)
+      err = tc_timer_stop(timers, TC_PHASE_ROOFLINE);
+    err = agree(timers, err);
+  }
   tc_mesh_options mesh_options = {.distortion = config->distortion, .order = (int)config->order};
   memcpy(mesh_options.cells, config->cells, sizeof mesh_options.cells);
   memcpy(mesh_options.length, config->length, sizeof mesh_options.length);
@@ -352,6 +375,9 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     tc_report_set_times(report, stats);
     err = report_figures(report, config, loop, stats, loop_seconds);
   }
+  if (err == TC_SUCCESS)
+    err = report_roofline(report, config, loop, stats, loop_seconds,
+                          config->roofline ? &ceilings : NULL);
   if (err == TC_SUCCESS)
     err = tc_report_write(report, config->report);
 

@@ -37,8 +37,8 @@
 #undef BENCH_REAL
 #undef BENCH_FMA_LOOP
 
-enum { STREAM_PASSES = 8, FMA_RUNS = 3 };
-static const int64_t fma_iterations = 20 * 1000 * 1000;
+const bench_roofline_effort bench_roofline_thorough = {8, 3, 20 * 1000 * 1000};
+const bench_roofline_effort bench_roofline_brief = {3, 2, 4 * 1000 * 1000};
 
 static double now_seconds(void) {
   struct timespec now;
@@ -49,8 +49,8 @@ static double now_seconds(void) {
 /* Keeps results alive so that the compiler cannot drop the measured loops. */
 static volatile double sink;
 
-static void stream_bandwidth(int threads, size_t array_bytes, double *a, double *b, double *c,
-                             bench_roofline *roofline) {
+static void stream_bandwidth(int threads, size_t array_bytes, int passes, double *a, double *b,
+                             double *c, bench_roofline *roofline) {
   (void)threads; /* read by the OpenMP clauses only */
   int64_t count = (int64_t)(array_bytes / sizeof(double));
   /* First touch by the threads that use the data (page placement on NUMA). */
@@ -62,7 +62,7 @@ static void stream_bandwidth(int threads, size_t array_bytes, double *a, double 
   }
   double best_copy = 1e30, best_triad = 1e30;
   const double scalar = 3.0;
-  for (int pass = 0; pass <= STREAM_PASSES; ++pass) {
+  for (int pass = 0; pass <= passes; ++pass) {
     double start = now_seconds();
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t i = 0; i < count; ++i)
@@ -82,12 +82,13 @@ static void stream_bandwidth(int threads, size_t array_bytes, double *a, double 
   roofline->triad_bytes_per_second = 3.0 * (double)count * sizeof(double) / best_triad;
 }
 
-static void fma_peak(int threads, bench_roofline *roofline) {
+static void fma_peak(int threads, const bench_roofline_effort *effort, bench_roofline *roofline) {
+  const int64_t fma_iterations = effort->fma_iterations;
   for (int p = 0; p < TC_PRECISION_COUNT; ++p) {
     size_t lanes = BENCH_VECTOR_BYTES / (size_t)tc_precision_size((tc_precision)p);
     double flops = 2.0 * (double)fma_iterations * BENCH_FMA_ACCUMULATORS * (double)lanes * threads;
     double best = 1e30;
-    for (int run = 0; run < FMA_RUNS; ++run) {
+    for (int run = 0; run < effort->fma_runs; ++run) {
       double total = 0.0;
       double start = now_seconds();
 #pragma omp parallel num_threads(threads) reduction(+ : total)
@@ -106,10 +107,17 @@ static void fma_peak(int threads, bench_roofline *roofline) {
 }
 
 tc_err bench_roofline_measure(int threads, size_t array_bytes, bench_roofline *roofline) {
+  return bench_roofline_measure_with(threads, array_bytes, &bench_roofline_thorough, roofline);
+}
+
+tc_err bench_roofline_measure_with(int threads, size_t array_bytes,
+                                   const bench_roofline_effort *effort, bench_roofline *roofline) {
 #ifndef _OPENMP
   threads = 1;
 #endif
   TC_CHECK(threads >= 1, TC_ERR_ARGUMENT, "roofline needs >= 1 thread, got %d", threads);
+  TC_CHECK(effort->stream_passes >= 1 && effort->fma_runs >= 1 && effort->fma_iterations >= 1,
+           TC_ERR_ARGUMENT, "roofline needs >= 1 pass, run and iteration");
   memset(roofline, 0, sizeof *roofline);
   roofline->threads = threads;
   double *a = malloc(array_bytes), *b = malloc(array_bytes), *c = malloc(array_bytes);
@@ -120,11 +128,11 @@ tc_err bench_roofline_measure(int threads, size_t array_bytes, bench_roofline *r
     TC_FAIL(TC_ERR_MEMORY, "out of memory allocating 3 x %zu bytes for the STREAM arrays",
             array_bytes);
   }
-  stream_bandwidth(threads, array_bytes, a, b, c, roofline);
+  stream_bandwidth(threads, array_bytes, effort->stream_passes, a, b, c, roofline);
   free(a);
   free(b);
   free(c);
-  fma_peak(threads, roofline);
+  fma_peak(threads, effort, roofline);
   return TC_SUCCESS;
 }
 

@@ -85,6 +85,9 @@ struct tc_report {
   int num_checks;
   result *results;
   int num_results;
+  tc_report_ceilings ceilings;
+  tc_report_roofline_row *roofline; ///< NULL before tc_report_set_roofline
+  int num_roofline;
 };
 
 tc_err tc_report_create(MPI_Comm comm, tc_report **report) {
@@ -111,6 +114,7 @@ void tc_report_destroy(tc_report **report) {
   free((*report)->figures);
   free((*report)->checks);
   free((*report)->results);
+  free((*report)->roofline);
   free(*report);
   *report = NULL;
 }
@@ -261,6 +265,26 @@ static tc_err copy_text(char *field, size_t size, const char *text, const char *
            what, text ? text : "(null)", size - 1);
   memcpy(field, text, strlen(text) + 1);
   return TC_SUCCESS;
+}
+
+tc_err tc_report_set_roofline(tc_report *report, const tc_report_ceilings *ceilings,
+                              const tc_report_roofline_row *rows, int count) {
+  TC_CHECK(count >= 0 && (count == 0 || rows), TC_ERR_ARGUMENT, "%d roofline rows", count);
+  tc_report_roofline_row *copy = NULL;
+  if (count > 0) {
+    TC_CALLOC(copy, count);
+    memcpy(copy, rows, (size_t)count * sizeof *copy);
+  }
+  free(report->roofline);
+  report->roofline = copy;
+  report->num_roofline = count;
+  report->ceilings = *ceilings;
+  return TC_SUCCESS;
+}
+
+/// A rate's share of a ceiling, or NaN without one.
+static double fraction_of(double rate, double ceiling) {
+  return ceiling > 0 ? rate / ceiling : NAN;
 }
 
 tc_err tc_report_add_figure(tc_report *report, const char *name, double value,
@@ -517,6 +541,39 @@ static void write_yaml(const tc_report *report, const double memory_mib[2], FILE
     yaml_string(out, report->figures[i].unit);
     fputs("}", out);
   }
+  fputs("\nroofline:", out);
+  if (!report->roofline)
+    fputs(" {}", out);
+  if (report->roofline) {
+    const tc_report_ceilings *c = &report->ceilings;
+    fprintf(out, "\n  ceilings: {measured: %s, copy_GB_s: ", c->measured ? "true" : "false");
+    yaml_double(out, c->measured ? c->copy_bytes_per_second / 1e9 : NAN);
+    fputs(", fma_GFLOP_s: ", out);
+    yaml_double(out, c->measured ? c->fma_flops_per_second / 1e9 : NAN);
+    fputs(", source: ", out);
+    yaml_string(out, c->source);
+    fputs("}\n  phases:", out);
+    for (int i = 0; i < report->num_roofline; i++) {
+      const tc_report_roofline_row *r = &report->roofline[i];
+      fprintf(out, "\n    %s: {bytes_per_cell: ", r->name);
+      yaml_double(out, r->bytes_per_cell);
+      fputs(", flops_per_cell: ", out);
+      yaml_double(out, r->flops_per_cell);
+      fputs(", seconds: ", out);
+      yaml_double(out, r->seconds);
+      fputs(", GB_s: ", out);
+      yaml_double(out, r->bytes_per_second / 1e9);
+      fputs(", GFLOP_s: ", out);
+      yaml_double(out, r->flops_per_second / 1e9);
+      fputs(", copy_fraction: ", out);
+      yaml_double(out, c->measured ? fraction_of(r->bytes_per_second, c->copy_bytes_per_second)
+                                   : NAN);
+      fputs(", fma_fraction: ", out);
+      yaml_double(out, c->measured ? fraction_of(r->flops_per_second, c->fma_flops_per_second)
+                                   : NAN);
+      fputs("}", out);
+    }
+  }
   fputs("\nchecks:", out);
   if (report->num_checks == 0)
     fputs(" []", out);
@@ -617,6 +674,31 @@ tc_err tc_report_write(const tc_report *report, const char *path) {
 
 /* ---- human summary ---- */
 
+/// The loop's roofline table: per phase, the model's compulsory traffic and
+/// flops per cell, what the phase achieved, and its share of the ceilings.
+static void print_roofline(const tc_report *report, FILE *stream) {
+  if (!report->roofline)
+    return;
+  const tc_report_ceilings *c = &report->ceilings;
+  if (c->measured)
+    fprintf(stream, "loop roofline against copy %.1f GB/s and FMA %.1f GFLOP/s (%s):\n",
+            c->copy_bytes_per_second / 1e9, c->fma_flops_per_second / 1e9, c->source);
+  else
+    fprintf(stream, "loop roofline (%s):\n", c->source);
+  fprintf(stream, "%-20s %10s %11s %9s %9s %6s %6s\n", "phase", "KB/cell", "kflop/cell", "GB/s",
+          "GFLOP/s", "%copy", "%FMA");
+  for (int i = 0; i < report->num_roofline; i++) {
+    const tc_report_roofline_row *r = &report->roofline[i];
+    fprintf(stream, "%-20s %10.2f %11.2f %9.2f %9.2f", r->name, r->bytes_per_cell / 1e3,
+            r->flops_per_cell / 1e3, r->bytes_per_second / 1e9, r->flops_per_second / 1e9);
+    if (c->measured)
+      fprintf(stream, " %6.1f %6.1f",
+              100 * fraction_of(r->bytes_per_second, c->copy_bytes_per_second),
+              100 * fraction_of(r->flops_per_second, c->fma_flops_per_second));
+    fputc('\n', stream);
+  }
+}
+
 void tc_report_print(const tc_report *report, FILE *stream) {
   if (report->rank != 0)
     return;
@@ -670,6 +752,7 @@ void tc_report_print(const tc_report *report, FILE *stream) {
   for (int i = 0; i < report->num_figures; i++)
     fprintf(stream, "%-*s %14.6g  %s\n", width, report->figures[i].name,
             report->figures[i].value, report->figures[i].unit);
+  print_roofline(report, stream);
   width = 20;
   for (int i = 0; i < report->num_checks; i++)
     width = (int)fmax(width, (double)strlen(report->checks[i].name));

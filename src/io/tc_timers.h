@@ -19,6 +19,7 @@
 /// tc_kernel enumerator without its TC_ prefix and the name tc_kernel_name's.
 ///   startup:     MPI start, the deck read and validated, the report opened
 ///   device:      the rank's device opened (a GPU's context), the memory check
+///   roofline:    the device's copy bandwidth and FMA peak measured
 ///   mesh:        the rank's part of the mesh built
 ///   setup:       the loop's set-up: CSR structures, basis, batch buffers
 ///                allocated, variants resolved
@@ -35,6 +36,7 @@
 #define TC_PHASE_LIST(PHASE, KERNEL)                                           \
   PHASE(STARTUP, "startup")                                                    \
   PHASE(DEVICE, "device")                                                      \
+  PHASE(ROOFLINE, "roofline")                                                  \
   PHASE(MESH, "mesh")                                                          \
   PHASE(SETUP, "setup")                                                        \
   PHASE(UPLOAD, "upload")                                                      \

@@ -11,6 +11,11 @@ check_phases.py REPORT.yaml RESULTS.h5
   with the same min, avg and max (the report prints round-trip digits), so
   output and total are the final values, not the ones of the moment the file
   was written.
+- The loop's roofline (run.roofline = true) has a row per modelled phase and
+  one for the whole loop, whose bytes and flops per cell are the phases'
+  sums; FieldFieldTensor's bytes per cell are those of its shape (Q1, 27
+  points, double: two 24 x 27 x 9 inputs and a 24 x 24 output, 97920 B);
+  the ceilings were measured and every fraction is positive.
 Exits 1 naming each failure."""
 import sys
 
@@ -20,11 +25,36 @@ import yaml
 RELATIVE, ABSOLUTE = 0.02, 0.005
 
 
+def check_roofline(roofline, failures):
+    rows = roofline.get("phases") or {}
+    expected = ["geometry", "basis", "FieldFieldScalar", "FieldFieldVector", "FieldFieldTensor",
+                "DataFieldScalar", "DataFieldVector", "DataFieldTensor", "DataDataScalar",
+                "DataDataVector", "DataDataTensor", "assemble", "loop"]
+    if list(rows) != expected:
+        failures.append(f"roofline rows {list(rows)}, expected {expected}")
+        return
+    for key in ("bytes_per_cell", "flops_per_cell"):
+        parts = sum(row[key] for name, row in rows.items() if name != "loop")
+        if abs(parts - rows["loop"][key]) > 1e-9 * parts:
+            failures.append(f"roofline {key}: the phases sum to {parts}, the loop has "
+                            f"{rows['loop'][key]}")
+    if rows["FieldFieldTensor"]["bytes_per_cell"] != 8.0 * (2 * 24 * 27 * 9 + 24 * 24):
+        failures.append(f"FieldFieldTensor bytes per cell {rows['FieldFieldTensor']}")
+    ceilings = roofline.get("ceilings") or {}
+    if not ceilings.get("measured") or not ceilings.get("copy_GB_s", 0) > 0:
+        failures.append(f"roofline ceilings not measured: {ceilings}")
+    for name, row in rows.items():
+        if not (row["copy_fraction"] > 0 and row["fma_fraction"] > 0 and row["GB_s"] > 0):
+            failures.append(f"roofline row {name}: {row}")
+
+
 def main():
     report_path, results_path = sys.argv[1], sys.argv[2]
     with open(report_path, encoding="utf-8") as stream:
-        phases = yaml.safe_load(stream)["phases"]
+        report = yaml.safe_load(stream)
+    phases = report["phases"]
     failures = []
+    check_roofline(report.get("roofline") or {}, failures)
     total = phases["total"]["avg_s"]
     accounted = sum(p["avg_s"] for name, p in phases.items() if name != "total")
     slack = max(RELATIVE * total, ABSOLUTE)
