@@ -1,6 +1,6 @@
 /* tc_loop_backend_host: the step backend of the CPU devices (serial and
  * OpenMP): the geometry of a batch in host arrays (tc_geometry), the inputs
- * from the physics' builders (tc_physics_build_input), the gather-assemble
+ * from the physics' builder in one pass (tc_physics_builder), the gather-assemble
  * of tc_assembly, and the shared-node sums of tc_mesh. The batch's inputs
  * and outputs are host memory, first-touched here by the threads that use
  * them. */
@@ -10,6 +10,7 @@
 #include "tc_function_space.h"
 #include "tc_geometry.h"
 #include "tc_loop_backend.h"
+#include "tc_physics_builder.h"
 #include "tc_physics_fused.h"
 
 /* The host geometry of one batch, row-major, cell index slowest. */
@@ -19,7 +20,8 @@ typedef struct {
   double *inverses;     /* (C,P,3,3) */
   double *determinants; /* (C,P) */
   double *measures;     /* (C,P) */
-  double *gradients;    /* (C,F,P,3) physical basis gradients */
+  double *gradients;    /* (C,F,P,3) physical basis gradients, for the fused product */
+  tc_physics_builder *builder;
 } host_state;
 
 /* 512 MiB of batch arrays a rank. */
@@ -33,10 +35,11 @@ static void host_destroy(tc_loop *loop) {
   host_state *h = loop->state;
   if (!h)
     return;
-  double *owned[] = {h->node_coords, h->jacobians,    h->inverses,
-                     h->determinants, h->measures, h->gradients};
+  double *owned[] = {h->node_coords, h->jacobians, h->inverses,
+                     h->determinants, h->measures,  h->gradients};
   for (size_t i = 0; i < sizeof owned / sizeof owned[0]; ++i)
     free(owned[i]);
+  tc_physics_builder_destroy(&h->builder);
   free(h);
   loop->state = NULL;
 }
@@ -52,7 +55,10 @@ static tc_err host_create(tc_loop *loop) {
   TC_CALL(tc_loop_alloc_host(loop, &h->inverses, C * P * 9));
   TC_CALL(tc_loop_alloc_host(loop, &h->determinants, C * P));
   TC_CALL(tc_loop_alloc_host(loop, &h->measures, C * P));
-  TC_CALL(tc_loop_alloc_host(loop, &h->gradients, C * F * P * 3));
+  if (loop->any_fused)
+    TC_CALL(tc_loop_alloc_host(loop, &h->gradients, C * F * P * 3));
+  TC_CALL(tc_physics_builder_create(loop->input_needed, F, P, loop->layout, loop->precision,
+                                    tc_physics_default_fields(), &h->builder));
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     if (loop->input_device[i])
       TC_CALL(tc_loop_first_touch(loop, loop->input_device[i],
@@ -137,18 +143,16 @@ static tc_physics_batch physics_batch(const tc_loop *loop, int64_t cells) {
   return batch;
 }
 
-/* The physical basis gradients, then every input the kernels read. */
+/* Every input the kernels read, in one pass; first, when kernels run fused,
+ * the physical gradients the fused product reads. */
 static tc_err host_inputs(tc_loop *loop, int64_t cells) {
   host_state *h = loop->state;
-  const int64_t F = loop->num_fields, P = loop->num_points;
-  TC_CALL(tc_hgrad_gradients(cells, (int)F, P, loop->ref_gradients, h->inverses, NULL,
-                             TC_LAYOUT_RIGHT, TC_DOUBLE, h->gradients));
+  if (loop->any_fused)
+    TC_CALL(tc_hgrad_gradients(cells, (int)loop->num_fields, loop->num_points,
+                               loop->ref_gradients, h->inverses, NULL, TC_LAYOUT_RIGHT,
+                               TC_DOUBLE, h->gradients));
   const tc_physics_batch batch = physics_batch(loop, cells);
-  for (int i = 0; i < TC_INPUT_COUNT; ++i)
-    if (loop->input_needed[i])
-      TC_CALL(tc_physics_build_input(i, &batch, tc_physics_default_fields(), loop->layout,
-                                     loop->precision, loop->input_device[i]));
-  return TC_SUCCESS;
+  return tc_physics_build_inputs(h->builder, &batch, loop->input_device);
 }
 
 static tc_err host_fused_elasticity(tc_loop *loop, int64_t cells) {
