@@ -59,6 +59,7 @@ static tc_err host_create(tc_loop *loop) {
     TC_CALL(tc_loop_alloc_host(loop, &h->gradients, C * F * P * 3));
   TC_CALL(tc_physics_builder_create(loop->input_needed, F, P, loop->layout, loop->precision,
                                     tc_physics_default_fields(), &h->builder));
+  TC_CALL(tc_assembly_plan_batches(loop->assembly, C));
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     if (loop->input_device[i])
       TC_CALL(tc_loop_first_touch(loop, loop->input_device[i],
