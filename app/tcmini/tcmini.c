@@ -297,7 +297,7 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   tc_tuning_destroy(&tuning); /* the loop chose its variants */
   if (err == TC_SUCCESS)
     err = tc_report_set_workset(report, tc_loop_batch_cells(loop), tc_loop_num_batches(loop),
-                                config->batch_cells == 0);
+                                config->batch_cells == 0, tc_loop_batch_rule(loop));
   if (err == TC_SUCCESS)
     for (int k = 0; k < TC_KERNEL_COUNT; ++k)
       if (config->kernels[k] && !tc_loop_kernel_fused(loop, k) && err == TC_SUCCESS) {

@@ -182,6 +182,61 @@ size_t bench_machine_last_level_cache(void) {
   return largest > 0 ? largest : (size_t)32 << 20;
 }
 
+/* Reads one line of a sysfs file into text ("" if it cannot be read). */
+static void read_line(const char *path, char *text, size_t capacity) {
+  text[0] = '\0';
+  FILE *file = fopen(path, "r");
+  if (file == NULL)
+    return;
+  if (fgets(text, (int)capacity, file) == NULL)
+    text[0] = '\0';
+  text[strcspn(text, "\n")] = '\0';
+  fclose(file);
+}
+
+/* CPUs in a sysfs list such as "0-3,8,10-11". */
+static int count_cpus(const char *list) {
+  int count = 0;
+  for (const char *p = list; *p;) {
+    char *end;
+    long first = strtol(p, &end, 10), last = first;
+    if (end == p)
+      break;
+    if (*end == '-')
+      last = strtol(end + 1, &end, 10);
+    count += last >= first ? (int)(last - first + 1) : 0;
+    p = *end == ',' ? end + 1 : end;
+    if (*end != ',')
+      break;
+  }
+  return count > 0 ? count : 1;
+}
+
+size_t bench_machine_cache_per_core(void) {
+  size_t total = 0;
+  for (int index = 0; index < 16; ++index) {
+    char path[128], level[16], type[32], size[32], shared[256];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+    read_line(path, level, sizeof level);
+    if (!level[0])
+      break;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", index);
+    read_line(path, type, sizeof type);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    read_line(path, size, sizeof size);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list",
+             index);
+    read_line(path, shared, sizeof shared);
+    if (atoi(level) < 2 || strcmp(type, "Instruction") == 0)
+      continue;
+    char *unit;
+    unsigned long long bytes = strtoull(size, &unit, 10);
+    bytes *= *unit == 'K' ? 1024ull : *unit == 'M' ? 1024ull * 1024 : 1ull;
+    total += (size_t)(bytes / (unsigned long long)count_cpus(shared));
+  }
+  return total;
+}
+
 int bench_machine_processors(void) {
   long count = sysconf(_SC_NPROCESSORS_ONLN);
   return count > 0 ? (int)count : 1;

@@ -55,6 +55,11 @@ double bench_roofline_bound(const bench_roofline *roofline, tc_precision precisi
 void bench_machine_cpu_model(char *text, size_t capacity);
 /// Bytes of the last-level cache (sysfs), 32 MiB if it cannot be read.
 size_t bench_machine_last_level_cache(void);
+/// Bytes of data cache per core beyond L1: every data or unified cache of
+/// level 2 and up that cpu0 uses, each divided among the CPUs that share
+/// it (sysfs), e.g. 1 MiB of L2 + 32 MiB of L3 / 2 CPUs = 17 MiB; 0 if
+/// sysfs does not say.
+size_t bench_machine_cache_per_core(void);
 /// Processors online.
 int bench_machine_processors(void);
 /// Threads an OpenMP region gets by default (1 without OpenMP).

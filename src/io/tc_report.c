@@ -63,6 +63,7 @@ struct tc_report {
   char started[32]; ///< UTC, ISO 8601
   bool have_run;
   bool have_workset, workset_chosen;
+  char workset_rule[256]; ///< how the loop sized its workset
   int64_t workset_cells, workset_batches;
   tc_config config;
   char *deck;       ///< the effective deck text
@@ -150,11 +151,12 @@ tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads
 }
 
 tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t batches,
-                             bool chosen) {
+                             bool chosen, const char *rule) {
   report->have_workset = true;
   report->workset_cells = batch_cells;
   report->workset_batches = batches;
   report->workset_chosen = chosen;
+  snprintf(report->workset_rule, sizeof report->workset_rule, "%s", rule ? rule : "");
   return TC_SUCCESS;
 }
 
@@ -477,10 +479,13 @@ static void write_yaml(const tc_report *report, const double memory_mib[2], FILE
     yaml_key_string(out, "  ", "layout", tc_layout_name(tc_config_layout(config)));
     yaml_key_string(out, "  ", "precision", tc_precision_name(config->precision));
     yaml_key_string(out, "  ", "inputs", tc_inputs_mode_name(config->inputs));
-    if (report->have_workset)
-      fprintf(out, "  workset: {cells_per_batch: %lld, batches_per_step: %lld, chosen_by: %s}\n",
-              (long long)report->workset_cells, (long long)report->workset_batches,
+    if (report->have_workset) {
+      fprintf(out, "  workset: {cells_per_batch: %lld, batches_per_step: %lld, chosen_by: %s, "
+              "rule: ", (long long)report->workset_cells, (long long)report->workset_batches,
               report->workset_chosen ? "loop" : "deck");
+      yaml_string(out, report->workset_rule);
+      fputs("}\n", out);
+    }
     fprintf(out, "  checks: %s\n", tc_config_checks_enabled(config) ? "true" : "false");
     fprintf(out, "  tolerance: ");
     yaml_double(out, tc_config_tolerance(config));
@@ -712,9 +717,11 @@ void tc_report_print(const tc_report *report, FILE *stream) {
             tc_precision_name(config->precision), tc_inputs_mode_name(config->inputs));
     fprintf(stream, "device (rank 0): %s\n", report->devices);
     if (report->have_workset)
-      fprintf(stream, "workset (rank 0): %lld cells a batch (%s), %lld batches a step\n",
+      fprintf(stream, "workset (rank 0): %lld cells a batch (%s%s%s), %lld batches a step\n",
               (long long)report->workset_cells,
               report->workset_chosen ? "sized by the loop" : "run.batch_cells",
+              report->workset_chosen && report->workset_rule[0] ? ": " : "",
+              report->workset_chosen ? report->workset_rule : "",
               (long long)report->workset_batches);
     bool any_variant = false;
     for (int k = 0; k < TC_KERNEL_COUNT; k++)

@@ -32,10 +32,11 @@ tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads
                          const char *device_description);
 
 /// Records the loop's workset: cells a batch and batches a step (rank 0's),
-/// and whether the cells a batch were chosen by the loop (run.batch_cells =
-/// 0) or the deck.
+/// whether the cells a batch were chosen by the loop (run.batch_cells = 0)
+/// or the deck, and how the loop chose them (rule, a phrase; NULL: none).
+/// Not collective.
 tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t batches,
-                             bool chosen);
+                             bool chosen, const char *rule);
 
 /// Records the CPU cores each rank may run on (tc_device_host_cores), kept
 /// as their min and max over ranks. When the threads per rank recorded by

@@ -5,6 +5,7 @@
  * through the contraction backend. */
 #include "tc_loop.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,12 @@ static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
     TC_CALL(loop->backend->batch_budget(loop, &budget));
   int64_t fit = config->batch_cells > 0 ? config->batch_cells
                                          : (int64_t)(budget / bytes_per_cell(loop));
+  if (config->batch_cells > 0)
+    snprintf(loop->batch_rule, sizeof loop->batch_rule, "run.batch_cells");
+  else
+    snprintf(loop->batch_rule, sizeof loop->batch_rule,
+             "%.1f MiB of batch arrays at %.0f KB a cell", budget / (1 << 20),
+             bytes_per_cell(loop) / 1e3);
   loop->batch_cells = fit < 1 ? 1 : fit > cells ? cells : fit;
   if (loop->batch_cells < 1)
     loop->batch_cells = 1;
@@ -324,6 +331,7 @@ const tc_loop_results *tc_loop_get_results(const tc_loop *loop) { return &loop->
 const tc_assembly *tc_loop_assembly(const tc_loop *loop) { return loop->assembly; }
 int64_t tc_loop_batch_cells(const tc_loop *loop) { return loop->batch_cells; }
 int64_t tc_loop_num_batches(const tc_loop *loop) { return loop->num_batches; }
+const char *tc_loop_batch_rule(const tc_loop *loop) { return loop->batch_rule; }
 int64_t tc_loop_num_points(const tc_loop *loop) { return loop->num_points; }
 int64_t tc_loop_num_fields(const tc_loop *loop) { return loop->num_fields; }
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel) { return loop->variants[kernel]; }

@@ -42,8 +42,9 @@ typedef struct {
 typedef struct tc_loop tc_loop;
 
 /// Sets up the loop: the CSR structures, the quadrature and basis, and the
-/// batch buffers on the device (cells per batch chosen so that a batch's
-/// arrays stay within a memory budget), and the variant of each kernel
+/// batch buffers on the device (cells per batch: run.batch_cells, else as
+/// many as fit the step backend's budget of batch arrays: on CPUs sized for
+/// the caches, on GPUs from the memory), and the variant of each kernel
 /// (run.variant; for auto, tuning's entry where it has one, NULL: none, else
 /// the backend's rules), kept for every batch. tuning is not kept. The
 /// set-up is timed into timers as the phases setup, upload (the step
@@ -74,6 +75,9 @@ const tc_assembly *tc_loop_assembly(const tc_loop *loop);
 /// Cells per batch, and batches per step.
 int64_t tc_loop_batch_cells(const tc_loop *loop);
 int64_t tc_loop_num_batches(const tc_loop *loop);
+/// How the cells per batch were chosen: "run.batch_cells", or the
+/// backend's rule (e.g. the CPU's cache per core), for the report.
+const char *tc_loop_batch_rule(const tc_loop *loop);
 /// Quadrature points per cell and scalar fields per cell.
 int64_t tc_loop_num_points(const tc_loop *loop);
 int64_t tc_loop_num_fields(const tc_loop *loop);

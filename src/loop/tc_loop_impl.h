@@ -26,6 +26,7 @@ struct tc_loop {
   tc_layout layout;
   tc_precision precision;
   int64_t num_fields, num_points, batch_cells, num_batches;
+  char batch_rule[256]; ///< how batch_cells was chosen (tc_loop_batch_rule)
   tc_assembly *assembly;
   tc_loop_results results;
   tc_variant variants[TC_KERNEL_COUNT]; /* resolved once, run for every batch */
