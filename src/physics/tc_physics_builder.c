@@ -306,3 +306,19 @@ tc_err tc_physics_build_inputs(const tc_physics_builder *b, const tc_physics_bat
   }
   return TC_SUCCESS;
 }
+
+tc_err tc_physics_build_input(tc_physics_input input, const tc_physics_batch *batch,
+                              const tc_physics_fields *fields, tc_layout layout,
+                              tc_precision precision, void *output) {
+  TC_CHECK(input >= 0 && input < TC_INPUT_COUNT, TC_ERR_ARGUMENT, "unknown input %d", (int)input);
+  bool needed[TC_INPUT_COUNT] = {false};
+  void *outputs[TC_INPUT_COUNT] = {NULL};
+  needed[input] = true;
+  outputs[input] = output;
+  tc_physics_builder *builder = NULL;
+  TC_CALL(tc_physics_builder_create(needed, batch->num_fields, batch->num_points, layout,
+                                    precision, fields, &builder));
+  tc_err err = tc_physics_build_inputs(builder, batch, outputs);
+  tc_physics_builder_destroy(&builder);
+  return err;
+}

@@ -35,4 +35,11 @@ void tc_physics_builder_destroy(tc_physics_builder **builder);
 tc_err tc_physics_build_inputs(const tc_physics_builder *builder, const tc_physics_batch *batch,
                                void *const outputs[TC_INPUT_COUNT]);
 
+/// One input of the batch into output (host memory), in layout and
+/// precision, through a builder made for it alone: for comparisons and tests
+/// (the GPU builders are checked against it). Not collective.
+tc_err tc_physics_build_input(tc_physics_input input, const tc_physics_batch *batch,
+                              const tc_physics_fields *fields, tc_layout layout,
+                              tc_precision precision, void *output);
+
 #endif
