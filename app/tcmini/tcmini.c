@@ -271,7 +271,7 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   if (err == TC_SUCCESS && config->roofline) {
     err = tc_timer_start(timers, TC_PHASE_ROOFLINE);
     if (err == TC_SUCCESS)
-      err = tc_loop_measure_ceilings(device, &ceilings);
+      err = tc_loop_measure_ceilings(device, local_size, &ceilings);
     if (err == TC_SUCCESS)
       err = tc_timer_stop(timers, TC_PHASE_ROOFLINE);
     err = agree(timers, err);

@@ -125,14 +125,24 @@ tc_loop_cost tc_loop_model_cost(const tc_loop *loop, tc_phase phase) {
   return (tc_loop_cost){0.0, 0.0};
 }
 
-tc_err tc_loop_measure_ceilings(const tc_device *device, tc_loop_ceilings *ceilings) {
+tc_err tc_loop_measure_ceilings(const tc_device *device, int ranks_on_node,
+                                tc_loop_ceilings *ceilings) {
+  memset(ceilings, 0, sizeof *ceilings);
   bench_roofline measured;
-  if (tc_device_backend(device) == TC_BACKEND_CUDA)
+  if (tc_device_backend(device) == TC_BACKEND_CUDA) {
     TC_CALL(bench_roofline_measure_cuda(gpu_array_bytes, &measured));
-  else
-    TC_CALL(bench_roofline_measure_with(tc_device_num_threads(device),
-                                        2 * bench_machine_last_level_cache(),
+  } else {
+    const int threads = tc_device_num_threads(device), processors = bench_machine_processors();
+    if ((int64_t)ranks_on_node * threads > processors) {
+      snprintf(ceilings->note, sizeof ceilings->note,
+               "not measured: %d ranks of %d thread%s on a node of %d processors",
+               ranks_on_node, threads, threads == 1 ? "" : "s", processors);
+      return TC_SUCCESS;
+    }
+    TC_CALL(bench_roofline_measure_with(threads, 2 * bench_machine_last_level_cache(),
                                         &bench_roofline_brief, &measured));
+  }
+  ceilings->measured = true;
   ceilings->copy_bytes_per_second = measured.copy_bytes_per_second;
   for (int p = 0; p < TC_PRECISION_COUNT; ++p)
     ceilings->fma_flops_per_second[p] = measured.fma_flops_per_second[p];
@@ -156,7 +166,7 @@ tc_err tc_loop_roofline(const tc_loop *loop, const tc_phase_stats stats[TC_PHASE
     sums[LOOP_AT] += sums[2 * p];
     sums[LOOP_AT + 1] += sums[2 * p + 1];
   }
-  if (mine) {
+  if (mine && mine->measured) {
     sums[CEILINGS_AT] = mine->copy_bytes_per_second;
     sums[CEILINGS_AT + 1] = mine->fma_flops_per_second[loop->precision];
     sums[CEILINGS_AT + 2] = 1.0;
@@ -175,7 +185,14 @@ tc_err tc_loop_roofline(const tc_loop *loop, const tc_phase_stats stats[TC_PHASE
     snprintf(ceilings->source, sizeof ceilings->source,
              "measured by this run, summed over %d rank%s", ranks, ranks == 1 ? "" : "s");
   } else {
-    snprintf(ceilings->source, sizeof ceilings->source, "ceilings not measured: run.roofline");
+    /* Rank 0's reason, the same on every rank. */
+    char note[sizeof ceilings->source] = "not measured: run.roofline = false";
+    if (mine && !mine->measured && mine->note[0])
+      snprintf(note, sizeof note, "%s", mine->note);
+    else if (mine && mine->measured)
+      snprintf(note, sizeof note, "not measured on every rank");
+    TC_CALL(tc_broadcast(comm, note, sizeof note, 0));
+    snprintf(ceilings->source, sizeof ceilings->source, "%s", note);
   }
   *count = 0;
   for (int p = 0; p <= TC_PHASE_COUNT; ++p) {
