@@ -109,6 +109,32 @@ static tc_loop_cost assemble_cost(const tc_loop *loop) {
   return cost;
 }
 
+/* fused_elasticity (run.inputs = fused): the elasticity kernels' inputs are
+ * built next to their product and never stored, so what must cross memory
+ * is the geometry they are built from (inverse Jacobians, measures, node
+ * coordinates) and the kernels' outputs; the flops are those of the
+ * contractions plus building the strains and stresses of the basis and of
+ * w_h (counted as in basis_cost). */
+static tc_loop_cost fused_cost(const tc_loop *loop) {
+  const double F = (double)loop->num_fields, P = (double)loop->num_points;
+  tc_loop_cost cost = {8.0 * (9.0 * P + P) + 24.0 * F, 0.0};
+  bool any = false;
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
+    if (!loop->fused[k])
+      continue;
+    any = true;
+    tc_contraction shape = tc_physics_contraction(k, 1, loop->num_fields, loop->num_points,
+                                                  loop->layout, loop->precision);
+    cost.bytes += output_bytes(loop, k);
+    cost.flops += tc_contraction_flops(&shape);
+  }
+  if (!any)
+    return (tc_loop_cost){0.0, 0.0};
+  cost.flops += 15.0 * F * P + 2.0 * 27.0 * F * P + 3.0 * F * P * (4.0 * 9.0 + 3.0) +
+                18.0 * F + P * (2.0 * F * 9.0 + 2.0 * 9.0) + P * (4.0 * 9.0 + 3.0);
+  return cost;
+}
+
 tc_loop_cost tc_loop_model_cost(const tc_loop *loop, tc_phase phase) {
   if (phase == TC_PHASE_GEOMETRY)
     return geometry_cost(loop->num_fields, loop->num_points);
@@ -116,8 +142,10 @@ tc_loop_cost tc_loop_model_cost(const tc_loop *loop, tc_phase phase) {
     return basis_cost(loop);
   if (phase == TC_PHASE_ASSEMBLE)
     return assemble_cost(loop);
+  if (phase == TC_PHASE_FUSED_ELASTICITY)
+    return fused_cost(loop);
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
-    if (phase == tc_phase_of_kernel(k) && loop->config->kernels[k]) {
+    if (phase == tc_phase_of_kernel(k) && loop->config->kernels[k] && !loop->fused[k]) {
       tc_contraction shape = tc_physics_contraction(k, 1, loop->num_fields, loop->num_points,
                                                     loop->layout, loop->precision);
       return (tc_loop_cost){tc_contraction_bytes(&shape), tc_contraction_flops(&shape)};

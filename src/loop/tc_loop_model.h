@@ -22,8 +22,10 @@ typedef struct {
 
 /// The model's cost of one cell and step in phase, for this loop's element,
 /// quadrature, selected kernels and precision (the same in both layouts):
-/// geometry, basis (the contraction inputs), each selected kernel's phase
-/// and assemble; {0, 0} for the phases outside the model.
+/// geometry, basis (the contraction inputs), each selected kernel's phase,
+/// fused_elasticity (the kernels that run fused, run.inputs = fused, their
+/// inputs never stored) and assemble; {0, 0} for the phases outside the
+/// model.
 tc_loop_cost tc_loop_model_cost(const tc_loop *loop, tc_phase phase);
 
 /// The ceilings of one rank's device, or why they were not measured.
