@@ -12,6 +12,7 @@
 #include "tc_config.h"
 #include "tc_device.h"
 #include "tc_loop.h"
+#include "tc_loop_model.h"
 #include "tc_memory.h"
 #include "tc_mesh.h"
 #include "tc_output.h"
@@ -125,6 +126,25 @@ static tc_err report_figures(tc_report *report, const tc_config *config, const t
   return TC_SUCCESS;
 }
 
+/* The loop's roofline: each phase of the model against the ceilings. */
+static tc_err report_roofline(tc_report *report, const tc_config *config, const tc_loop *loop,
+                              const tc_phase_stats *stats, double loop_seconds,
+                              const tc_loop_ceilings *ceilings) {
+  tc_report_ceilings sums;
+  tc_report_roofline_row rows[TC_PHASE_COUNT + 1];
+  int count = 0;
+  TC_CALL(tc_loop_roofline(loop, stats, loop_seconds, config->steps, ceilings, &sums, rows,
+                           &count));
+  return tc_report_set_roofline(report, &sums, rows, count);
+}
+
+/* The phase table of the results file. */
+static void output_phases(const tc_phase_stats stats[TC_PHASE_COUNT],
+                          tc_output_phase phases[TC_PHASE_COUNT]) {
+  for (int p = 0; p < TC_PHASE_COUNT; ++p)
+    phases[p] = (tc_output_phase){tc_phase_name(p), stats[p].min, stats[p].avg, stats[p].max};
+}
+
 /* The results file: the node and cell fields of the last step
  * (tc_results_fields: names, units, meanings). */
 static tc_err write_output(tc_output *output, const tc_config *config, const tc_loop *loop,
@@ -153,8 +173,7 @@ static tc_err write_output(tc_output *output, const tc_config *config, const tc_
     TC_CALL(tc_output_add_element_matrix(output, &matrix));
   }
   tc_output_phase phases[TC_PHASE_COUNT];
-  for (int p = 0; p < TC_PHASE_COUNT; ++p)
-    phases[p] = (tc_output_phase){tc_phase_name(p), stats[p].min, stats[p].avg, stats[p].max};
+  output_phases(stats, phases);
   char *deck = NULL;
   TC_CALL(tc_config_deck_string(config, &deck));
   tc_output_run_info run = {
@@ -190,8 +209,23 @@ static void show_progress(int64_t step, int64_t steps, double started, double *s
   *shown = now;
 }
 
+/* The ranks agree on a rank-local outcome (tc_parallel_agree); the time a
+ * rank waits there for the others is the wait phase. The timer is stopped
+ * whatever the outcome, so that every rank reaches the agreement. */
+static tc_err agree(tc_timers *timers, tc_err local) {
+  const tc_err timed = tc_timer_start(timers, TC_PHASE_WAIT);
+  tc_err err = tc_parallel_agree(MPI_COMM_WORLD, local);
+  if (timed == TC_SUCCESS) {
+    const tc_err stopped = tc_timer_stop(timers, TC_PHASE_WAIT);
+    err = err != TC_SUCCESS ? err : stopped;
+  }
+  return err != TC_SUCCESS ? err : timed;
+}
+
 /* The run after the deck is loaded. Every failure is agreed among the ranks
- * before it is returned, so no rank waits in a collective for a dead one. */
+ * before it is returned, so no rank waits in a collective for a dead one.
+ * Every second is timed into a phase (tc_timers.h), so that the phases add
+ * up to the total. */
 static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers) {
   MPI_Comm comm = MPI_COMM_WORLD;
   tc_device *device = NULL;
@@ -199,10 +233,11 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   tc_loop *loop = NULL;
   tc_output *output = NULL;
   tc_tuning *tuning = NULL;
-  tc_err err;
 
   int local_rank = 0, local_size = 1;
-  err = tc_node_local_rank(comm, &local_rank, &local_size);
+  tc_err err = tc_timer_start(timers, TC_PHASE_DEVICE);
+  if (err == TC_SUCCESS)
+    err = tc_node_local_rank(comm, &local_rank, &local_size);
   if (err == TC_SUCCESS) /* before anything large is allocated */
     err = tc_memory_check(config, tc_size(comm), local_size);
   if (err == TC_SUCCESS) {
@@ -213,7 +248,11 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
                                  .allow_gpu_sharing = config->gpu_sharing};
     err = tc_device_create(&options, &device);
   }
-  err = tc_parallel_agree(comm, err);
+  if (err == TC_SUCCESS)
+    err = tc_timer_stop(timers, TC_PHASE_DEVICE);
+  err = agree(timers, err);
+  if (err == TC_SUCCESS)
+    err = tc_timer_start(timers, TC_PHASE_DEVICE);
   /* The tuning file, before anything is built or written: a bad one costs nothing. */
   if (err == TC_SUCCESS && tc_config_has_tuning(config)) {
     err = tc_tuning_load_shared(comm, config->tuning, config->backend, tc_device_model(device),
@@ -225,6 +264,18 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
                             tc_device_description(device));
   if (err == TC_SUCCESS) /* threads beyond a rank's cores share them: warn */
     err = tc_report_set_cores(report, tc_device_host_cores(), stderr);
+  if (err == TC_SUCCESS)
+    err = tc_timer_stop(timers, TC_PHASE_DEVICE);
+  /* The ceilings of the loop's roofline, every rank of a node at once. */
+  tc_loop_ceilings ceilings;
+  if (err == TC_SUCCESS && config->roofline) {
+    err = tc_timer_start(timers, TC_PHASE_ROOFLINE);
+    if (err == TC_SUCCESS)
+      err = tc_loop_measure_ceilings(device, local_size, &ceilings);
+    if (err == TC_SUCCESS)
+      err = tc_timer_stop(timers, TC_PHASE_ROOFLINE);
+    err = agree(timers, err);
+  }
   tc_mesh_options mesh_options = {.distortion = config->distortion, .order = (int)config->order};
   memcpy(mesh_options.cells, config->cells, sizeof mesh_options.cells);
   memcpy(mesh_options.length, config->length, sizeof mesh_options.length);
@@ -234,14 +285,19 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_mesh_create(comm, &mesh_options, &mesh);
   if (err == TC_SUCCESS)
     err = tc_timer_stop(timers, TC_PHASE_MESH);
-  if (err == TC_SUCCESS && strcmp(config->path, "none") != 0)
-    err = tc_output_create(comm, config->path, config->overwrite, mesh, &output);
+  if (err == TC_SUCCESS && strcmp(config->path, "none") != 0) {
+    err = tc_timer_start(timers, TC_PHASE_OUTPUT); /* the file's checks, before any work */
+    if (err == TC_SUCCESS)
+      err = tc_output_create(comm, config->path, config->overwrite, mesh, &output);
+    if (err == TC_SUCCESS)
+      err = tc_timer_stop(timers, TC_PHASE_OUTPUT);
+  }
   if (err == TC_SUCCESS)
-    err = tc_parallel_agree(comm, tc_loop_create(config, mesh, device, tuning, &loop));
+    err = agree(timers, tc_loop_create(config, mesh, device, tuning, timers, &loop));
   tc_tuning_destroy(&tuning); /* the loop chose its variants */
   if (err == TC_SUCCESS)
     err = tc_report_set_workset(report, tc_loop_batch_cells(loop), tc_loop_num_batches(loop),
-                                config->batch_cells == 0);
+                                config->batch_cells == 0, tc_loop_batch_rule(loop));
   if (err == TC_SUCCESS)
     for (int k = 0; k < TC_KERNEL_COUNT; ++k)
       if (config->kernels[k] && !tc_loop_kernel_fused(loop, k) && err == TC_SUCCESS) {
@@ -257,19 +313,24 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     tc_err local = tc_loop_step(loop, timers);
     if (local == TC_SUCCESS) /* SIGINT/SIGTERM stop the run between steps */
       local = tc_signals_check();
-    err = tc_parallel_agree(comm, local);
+    err = agree(timers, local);
     loop_seconds += tc_wall_seconds() - start;
   }
   show_progress(config->steps, config->steps, started, &shown);
-  if (err == TC_SUCCESS)
-    err = tc_allreduce_max_double(comm, &loop_seconds, 1);
+  if (err == TC_SUCCESS) {
+    err = tc_timer_start(timers, TC_PHASE_WAIT);
+    if (err == TC_SUCCESS)
+      err = tc_allreduce_max_double(comm, &loop_seconds, 1);
+    if (err == TC_SUCCESS)
+      err = tc_timer_stop(timers, TC_PHASE_WAIT);
+  }
   /* The checks read the assembled matrices and the output the element
    * matrices: on a GPU these come to the host once, here, outside the loop's
-   * time (in the assemble phase). */
+   * time (in the copy_back phase). */
   bool matrices_read =
       tc_config_checks_enabled(config) || (output && config->element_matrices);
   if (err == TC_SUCCESS && matrices_read)
-    err = tc_parallel_agree(comm, tc_loop_finish(loop, timers));
+    err = agree(timers, tc_loop_finish(loop, timers));
 
   if (err == TC_SUCCESS && tc_config_checks_enabled(config)) {
     tc_check_list checks;
@@ -279,19 +340,21 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     if (err == TC_SUCCESS) /* the sums and norms a regression compares */
       err = tc_parallel_agree(comm, report_results(report, mesh, loop));
     if (err == TC_SUCCESS)
-      err = tc_timer_stop(timers, TC_PHASE_CHECKS);
-    if (err == TC_SUCCESS)
       err = report_checks(report, &checks);
+    if (err == TC_SUCCESS)
+      err = tc_timer_stop(timers, TC_PHASE_CHECKS);
   }
 
+  /* The results file is written with the phase times as they stand; once
+   * output and total are final, its phase table is rewritten. */
   tc_phase_stats stats[TC_PHASE_COUNT];
-  if (err == TC_SUCCESS)
-    err = tc_timers_reduce(comm, timers, stats);
   if (err == TC_SUCCESS) /* no results file after a signal */
-    err = tc_parallel_agree(comm, tc_signals_check());
+    err = agree(timers, tc_signals_check());
   if (err == TC_SUCCESS && output) {
     tc_output_stats written;
     err = tc_timer_start(timers, TC_PHASE_OUTPUT);
+    if (err == TC_SUCCESS)
+      err = tc_timers_reduce(comm, timers, stats);
     if (err == TC_SUCCESS)
       err = write_output(output, config, loop, report, stats, &written);
     if (err == TC_SUCCESS)
@@ -303,10 +366,18 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_timer_stop(timers, TC_PHASE_TOTAL);
   if (err == TC_SUCCESS)
     err = tc_timers_reduce(comm, timers, stats);
+  if (err == TC_SUCCESS && output) {
+    tc_output_phase phases[TC_PHASE_COUNT];
+    output_phases(stats, phases);
+    err = tc_output_update_phases(output, phases, TC_PHASE_COUNT);
+  }
   if (err == TC_SUCCESS) {
     tc_report_set_times(report, stats);
     err = report_figures(report, config, loop, stats, loop_seconds);
   }
+  if (err == TC_SUCCESS)
+    err = report_roofline(report, config, loop, stats, loop_seconds,
+                          config->roofline ? &ceilings : NULL);
   if (err == TC_SUCCESS)
     err = tc_report_write(report, config->report);
 
@@ -336,8 +407,16 @@ static int exit_status(tc_err err) {
 }
 
 int main(int argc, char **argv) {
+  /* The timers start before MPI does, so that the start-up is counted too. */
+  tc_timers *timers = NULL;
+  tc_err timing = tc_timers_create(&timers);
+  if (timing == TC_SUCCESS)
+    timing = tc_timer_start(timers, TC_PHASE_TOTAL);
+  if (timing == TC_SUCCESS)
+    timing = tc_timer_start(timers, TC_PHASE_STARTUP);
   if (tc_parallel_init(&argc, &argv) != TC_SUCCESS) {
     fprintf(stderr, "tcmini: error: %s\n", tc_error_message());
+    tc_timers_destroy(&timers);
     return 1;
   }
   const bool root = tc_rank(MPI_COMM_WORLD) == 0;
@@ -360,14 +439,13 @@ int main(int argc, char **argv) {
   } else {
     tc_config config;
     tc_report *report = NULL;
-    tc_timers *timers = NULL;
     tc_err err = tc_config_load(MPI_COMM_WORLD, cl.deck, cl.num_overrides, cl.overrides, &config);
     bool bad_deck = err != TC_SUCCESS; /* an unreadable deck is bad input too */
     if (err == TC_SUCCESS && cl.print_deck) {
       if (root)
         tc_config_print_deck(stdout, &config);
     } else if (err == TC_SUCCESS) {
-      err = tc_timers_create(&timers);
+      err = timing;
       if (err == TC_SUCCESS)
         err = tc_signals_install();
       if (err == TC_SUCCESS)
@@ -376,7 +454,7 @@ int main(int argc, char **argv) {
       if (err == TC_SUCCESS) /* before any work, so a bad report path costs nothing */
         err = tc_report_check_path(report, config.report, config.overwrite);
       if (err == TC_SUCCESS)
-        err = tc_timer_start(timers, TC_PHASE_TOTAL);
+        err = tc_timer_stop(timers, TC_PHASE_STARTUP);
       if (err == TC_SUCCESS)
         err = run(&config, report, timers);
       if (err == TC_SUCCESS) {
@@ -388,8 +466,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "tcmini: error: %s\n", tc_error_message());
     status = bad_deck ? EXIT_BAD_INPUT : exit_status(err);
     tc_report_destroy(&report);
-    tc_timers_destroy(&timers);
   }
+  tc_timers_destroy(&timers);
   free(cl.overrides);
   tc_parallel_finalize();
   return status;

@@ -1,16 +1,32 @@
 /* tc_assembly: node graph, CSR structures and the deterministic
- * gather-assemble of element matrices and vectors (see tc_assembly.h). */
+ * gather-assemble of element matrices and vectors (see tc_assembly.h). The
+ * gather of a planned batch walks the batch's nodes, each with the range of
+ * its links to the batch's cells, found once by tc_assembly_plan_batches;
+ * element entries are read through loops specialised per layout and
+ * precision, so that the common case (layout right, double) is plain
+ * unit-stride runs. */
 #include "tc_assembly.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A node a batch touches: its links [first, first + count) to the batch's
+ * cells (a node's cells are ascending, so they are consecutive). */
+typedef struct {
+  int64_t node;
+  int64_t first;
+  int64_t count;
+} touched_node;
+
 struct tc_assembly {
   const tc_mesh_local *mesh;
   tc_csr scalar;  ///< one dof per node
   tc_csr vector;  ///< three dofs per node
   uint16_t *link_positions; ///< tc_assembly_link_positions
+  int64_t plan_cells;       ///< cells per planned batch (0: no plan)
+  int64_t *plan_offsets;    ///< [batches + 1] a batch's range of plan_nodes
+  touched_node *plan_nodes; ///< the nodes of each batch, ascending
 };
 
 static int compare_int64(const void *a, const void *b) {
@@ -172,6 +188,8 @@ void tc_assembly_destroy(tc_assembly **assembly) {
   csr_free(&(*assembly)->scalar);
   csr_free(&(*assembly)->vector);
   free((*assembly)->link_positions);
+  free((*assembly)->plan_offsets);
+  free((*assembly)->plan_nodes);
   free(*assembly);
   *assembly = NULL;
 }
@@ -193,6 +211,156 @@ double tc_element_block_get(const tc_element_block *block, int64_t rows, int64_t
                                        : (double)((const float *)block->data)[offset];
 }
 
+/* The nodes the cells [begin, end) touch, each with its links to them,
+ * ascending, into nodes (room for (end - begin) * nodes_per_cell entries);
+ * seen[node] holds the last call's tag that met the node. Returns the count. */
+static int64_t batch_nodes(const tc_mesh_local *mesh, int64_t begin, int64_t end, int64_t tag,
+                           int64_t *seen, touched_node *nodes) {
+  const int F = mesh->nodes_per_cell;
+  int64_t count = 0;
+  for (int64_t e = begin * F; e < end * F; ++e) {
+    const int64_t node = mesh->cell_nodes[e];
+    if (seen[node] != tag) {
+      seen[node] = tag;
+      nodes[count++].node = node;
+    }
+  }
+  /* Ascending node order (insertion sort: the nodes of consecutive cells
+   * come nearly sorted). */
+  for (int64_t i = 1; i < count; ++i) {
+    const int64_t node = nodes[i].node;
+    int64_t j = i;
+    for (; j > 0 && nodes[j - 1].node > node; --j)
+      nodes[j].node = nodes[j - 1].node;
+    nodes[j].node = node;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t e = mesh->node_cell_offsets[nodes[i].node];
+    const int64_t stop = mesh->node_cell_offsets[nodes[i].node + 1];
+    while (e < stop && mesh->node_cells[e] < begin)
+      ++e;
+    nodes[i].first = e;
+    while (e < stop && mesh->node_cells[e] < end)
+      ++e;
+    nodes[i].count = e - nodes[i].first;
+  }
+  return count;
+}
+
+tc_err tc_assembly_plan_batches(tc_assembly *assembly, int64_t batch_cells) {
+  const tc_mesh_local *mesh = assembly->mesh;
+  TC_CHECK(batch_cells >= 1, TC_ERR_ARGUMENT, "batches of %lld cells", (long long)batch_cells);
+  free(assembly->plan_offsets);
+  free(assembly->plan_nodes);
+  assembly->plan_offsets = NULL;
+  assembly->plan_nodes = NULL;
+  assembly->plan_cells = 0;
+  const int64_t cells = mesh->num_cells, F = mesh->nodes_per_cell;
+  const int64_t batches = (cells + batch_cells - 1) / batch_cells;
+  int64_t *seen = NULL;
+  touched_node *scratch = NULL;
+  tc_err err = TC_SUCCESS;
+  seen = malloc((size_t)(mesh->num_nodes > 0 ? mesh->num_nodes : 1) * sizeof *seen);
+  scratch = malloc((size_t)(batch_cells * F) * sizeof *scratch);
+  assembly->plan_offsets = calloc((size_t)batches + 1, sizeof *assembly->plan_offsets);
+  if (!seen || !scratch || !assembly->plan_offsets)
+    err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
+                         "out of memory planning the gather of %lld batches",
+                         (long long)batches);
+  /* Twice over the batches: the counts, then the nodes. */
+  for (int pass = 0; pass < 2 && err == TC_SUCCESS; ++pass) {
+    for (int64_t n = 0; n < mesh->num_nodes; ++n)
+      seen[n] = -1;
+    for (int64_t b = 0; b < batches; ++b) {
+      const int64_t begin = b * batch_cells;
+      const int64_t end = begin + batch_cells < cells ? begin + batch_cells : cells;
+      touched_node *into = pass == 0 ? scratch : assembly->plan_nodes + assembly->plan_offsets[b];
+      const int64_t count = batch_nodes(mesh, begin, end, b, seen, into);
+      if (pass == 0)
+        assembly->plan_offsets[b + 1] = assembly->plan_offsets[b] + count;
+    }
+    if (pass == 0) {
+      const int64_t total = assembly->plan_offsets[batches];
+      assembly->plan_nodes = malloc((size_t)(total > 0 ? total : 1) * sizeof(touched_node));
+      if (!assembly->plan_nodes)
+        err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
+                             "out of memory planning the gather of %lld batches",
+                             (long long)batches);
+    }
+  }
+  free(seen);
+  free(scratch);
+  if (err != TC_SUCCESS) {
+    free(assembly->plan_offsets);
+    free(assembly->plan_nodes);
+    assembly->plan_offsets = NULL;
+    assembly->plan_nodes = NULL;
+    return err;
+  }
+  assembly->plan_cells = batch_cells;
+  return TC_SUCCESS;
+}
+
+/* Adds the batch's contributions to one node's rows: element (c, row, col)
+ * of the block at data[(c * size + row) * size + col] (layout right) or
+ * data[c + C * (row + size * col)] (layout left). Inlined per layout,
+ * precision and kind, so each case is its own straight loop. */
+static inline __attribute__((always_inline)) void
+gather_node(const tc_assembly *assembly, const tc_csr *csr, int components, const void *data,
+            int64_t batch_cells, int64_t cell_begin, tc_layout layout, tc_precision precision,
+            bool matrix, const touched_node *touched, double *restrict values) {
+  const tc_mesh_local *mesh = assembly->mesh;
+  const int F = mesh->nodes_per_cell;
+  const int64_t size = (int64_t)F * components, columns = matrix ? size : 1;
+  const bool right = layout == TC_LAYOUT_RIGHT;
+  for (int64_t e = touched->first; e < touched->first + touched->count; ++e) {
+    const int64_t in_batch = mesh->node_cells[e] - cell_begin;
+    const int slot = mesh->node_cell_slots[e];
+    const uint16_t *positions = assembly->link_positions + e * F;
+    for (int i = 0; i < components; ++i) {
+      const int64_t row = touched->node * components + i, element_row = slot * components + i;
+      /* Element (in_batch, element_row, col) at first + col * step. */
+      const int64_t first = right ? (in_batch * size + element_row) * columns
+                                  : in_batch + batch_cells * element_row;
+      const int64_t step = right ? 1 : batch_cells * size;
+#define TC_ELEMENT(col)                                                                           \
+  (precision == TC_DOUBLE ? ((const double *)data)[first + (col) * step]                          \
+                          : (double)((const float *)data)[first + (col) * step])
+      if (!matrix) {
+        values[row] += TC_ELEMENT(0);
+        continue;
+      }
+      double *restrict row_values = values + csr->row_offsets[row];
+      for (int b = 0; b < F; ++b)
+        for (int j = 0; j < components; ++j)
+          row_values[positions[b] * components + j] += TC_ELEMENT(b * components + j);
+#undef TC_ELEMENT
+    }
+  }
+}
+
+/* gather_node over the nodes [0, count) of touched, one thread per node. */
+static void gather_nodes(const tc_assembly *assembly, int components,
+                         const tc_element_block *block, bool matrix,
+                         const touched_node *touched, int64_t count, double *values) {
+  const tc_csr *csr = tc_assembly_graph(assembly, components);
+  const void *data = block->data;
+  const int64_t C = block->batch_cells, begin = block->cell_begin;
+  const bool right = block->layout == TC_LAYOUT_RIGHT, dbl = block->precision == TC_DOUBLE;
+#pragma omp parallel for schedule(static) if (count >= 32)
+  for (int64_t t = 0; t < count; ++t) {
+    if (right && dbl && matrix)
+      gather_node(assembly, csr, components, data, C, begin, TC_LAYOUT_RIGHT, TC_DOUBLE, true,
+                  &touched[t], values);
+    else if (right && dbl)
+      gather_node(assembly, csr, components, data, C, begin, TC_LAYOUT_RIGHT, TC_DOUBLE, false,
+                  &touched[t], values);
+    else
+      gather_node(assembly, csr, components, data, C, begin, block->layout, block->precision,
+                  matrix, &touched[t], values);
+  }
+}
+
 /* The gather shared by matrices and vectors: every node's rows take the
  * contributions of the batch's cells around the node, in ascending cell
  * order, one thread per node. Batches take cells in order, so a node's
@@ -200,44 +368,34 @@ double tc_element_block_get(const tc_element_block *block, int64_t rows, int64_t
 static tc_err gather(const tc_assembly *assembly, int components, const tc_element_block *block,
                      bool matrix, double *values) {
   const tc_mesh_local *mesh = assembly->mesh;
-  const tc_csr *csr = tc_assembly_graph(assembly, components);
-  const int nodes_per_cell = mesh->nodes_per_cell;
-  const int64_t size = (int64_t)nodes_per_cell * components;
   const int64_t cell_end = block->cell_begin + block->batch_cells;
-  TC_CHECK(block->cell_begin >= 0 && cell_end <= mesh->num_cells, TC_ERR_ARGUMENT,
-           "element batch [%lld, %lld) is outside the %lld local cells",
+  TC_CHECK(block->cell_begin >= 0 && block->batch_cells >= 0 && cell_end <= mesh->num_cells,
+           TC_ERR_ARGUMENT, "element batch [%lld, %lld) is outside the %lld local cells",
            (long long)block->cell_begin, (long long)cell_end, (long long)mesh->num_cells);
-  /* Only the nodes the batch's cells touch can change: a range, as nodes and
-   * cells are both numbered box by box (computed here, not assumed). */
-  int64_t first_node = mesh->num_nodes, last_node = -1;
-  for (int64_t e = block->cell_begin * nodes_per_cell; e < cell_end * nodes_per_cell; ++e) {
-    first_node = mesh->cell_nodes[e] < first_node ? mesh->cell_nodes[e] : first_node;
-    last_node = mesh->cell_nodes[e] > last_node ? mesh->cell_nodes[e] : last_node;
+  const int64_t planned = assembly->plan_cells, left = mesh->num_cells - block->cell_begin;
+  if (planned > 0 && block->cell_begin % planned == 0 &&
+      block->batch_cells == (planned < left ? planned : left)) {
+    const int64_t b = block->cell_begin / planned;
+    const int64_t first = assembly->plan_offsets[b];
+    gather_nodes(assembly, components, block, matrix, assembly->plan_nodes + first,
+                 assembly->plan_offsets[b + 1] - first, values);
+    return TC_SUCCESS;
   }
-#pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t node = first_node; node <= last_node; ++node) {
-    for (int64_t e = mesh->node_cell_offsets[node]; e < mesh->node_cell_offsets[node + 1]; ++e) {
-      const int64_t cell = mesh->node_cells[e];
-      if (cell < block->cell_begin || cell >= cell_end)
-        continue;
-      const int64_t in_batch = cell - block->cell_begin;
-      const int slot = mesh->node_cell_slots[e];
-      const uint16_t *positions = assembly->link_positions + e * nodes_per_cell;
-      for (int i = 0; i < components; ++i) {
-        const int64_t row = node * components + i, element_row = slot * components + i;
-        if (!matrix) {
-          values[row] += tc_element_block_get(block, size, 1, in_batch, element_row, 0);
-          continue;
-        }
-        double *row_values = values + csr->row_offsets[row];
-        for (int b = 0; b < nodes_per_cell; ++b)
-          for (int j = 0; j < components; ++j)
-            row_values[positions[b] * components + j] +=
-                tc_element_block_get(block, size, size, in_batch, element_row,
-                                     b * components + j);
-      }
-    }
+  /* Not a planned batch: its nodes found here. */
+  const int64_t F = mesh->nodes_per_cell;
+  int64_t *seen = malloc((size_t)(mesh->num_nodes > 0 ? mesh->num_nodes : 1) * sizeof *seen);
+  touched_node *touched = malloc((size_t)(block->batch_cells * F + 1) * sizeof *touched);
+  if (!seen || !touched) {
+    free(seen);
+    free(touched);
+    TC_FAIL(TC_ERR_MEMORY, "out of memory gathering %lld cells", (long long)block->batch_cells);
   }
+  for (int64_t n = 0; n < mesh->num_nodes; ++n)
+    seen[n] = -1;
+  const int64_t count = batch_nodes(mesh, block->cell_begin, cell_end, 0, seen, touched);
+  gather_nodes(assembly, components, block, matrix, touched, count, values);
+  free(seen);
+  free(touched);
   return TC_SUCCESS;
 }
 

@@ -40,6 +40,14 @@ const tc_csr *tc_assembly_graph(const tc_assembly *assembly, int components);
 /// at row_offsets[n * components + i] + position * components + j.
 const uint16_t *tc_assembly_link_positions(const tc_assembly *assembly);
 
+/// Prepares the gather of batches of batch_cells consecutive cells (batch b
+/// holds cells [b * batch_cells, (b + 1) * batch_cells), the last one the
+/// rest): the nodes each batch touches, each with the range of its links to
+/// the batch's cells, found once here so that a batch's gather walks only
+/// those. Gathers of other cell ranges find their nodes when called.
+/// Not collective.
+tc_err tc_assembly_plan_batches(tc_assembly *assembly, int64_t batch_cells);
+
 /// Element outputs of cells [cell_begin, cell_begin + batch) as the
 /// contractions left them: layout and precision of the contraction.
 typedef struct {

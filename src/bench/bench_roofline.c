@@ -37,8 +37,8 @@
 #undef BENCH_REAL
 #undef BENCH_FMA_LOOP
 
-enum { STREAM_PASSES = 8, FMA_RUNS = 3 };
-static const int64_t fma_iterations = 20 * 1000 * 1000;
+const bench_roofline_effort bench_roofline_thorough = {8, 3, 20 * 1000 * 1000};
+const bench_roofline_effort bench_roofline_brief = {3, 2, 4 * 1000 * 1000};
 
 static double now_seconds(void) {
   struct timespec now;
@@ -49,8 +49,8 @@ static double now_seconds(void) {
 /* Keeps results alive so that the compiler cannot drop the measured loops. */
 static volatile double sink;
 
-static void stream_bandwidth(int threads, size_t array_bytes, double *a, double *b, double *c,
-                             bench_roofline *roofline) {
+static void stream_bandwidth(int threads, size_t array_bytes, int passes, double *a, double *b,
+                             double *c, bench_roofline *roofline) {
   (void)threads; /* read by the OpenMP clauses only */
   int64_t count = (int64_t)(array_bytes / sizeof(double));
   /* First touch by the threads that use the data (page placement on NUMA). */
@@ -62,7 +62,7 @@ static void stream_bandwidth(int threads, size_t array_bytes, double *a, double 
   }
   double best_copy = 1e30, best_triad = 1e30;
   const double scalar = 3.0;
-  for (int pass = 0; pass <= STREAM_PASSES; ++pass) {
+  for (int pass = 0; pass <= passes; ++pass) {
     double start = now_seconds();
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t i = 0; i < count; ++i)
@@ -82,12 +82,13 @@ static void stream_bandwidth(int threads, size_t array_bytes, double *a, double 
   roofline->triad_bytes_per_second = 3.0 * (double)count * sizeof(double) / best_triad;
 }
 
-static void fma_peak(int threads, bench_roofline *roofline) {
+static void fma_peak(int threads, const bench_roofline_effort *effort, bench_roofline *roofline) {
+  const int64_t fma_iterations = effort->fma_iterations;
   for (int p = 0; p < TC_PRECISION_COUNT; ++p) {
     size_t lanes = BENCH_VECTOR_BYTES / (size_t)tc_precision_size((tc_precision)p);
     double flops = 2.0 * (double)fma_iterations * BENCH_FMA_ACCUMULATORS * (double)lanes * threads;
     double best = 1e30;
-    for (int run = 0; run < FMA_RUNS; ++run) {
+    for (int run = 0; run < effort->fma_runs; ++run) {
       double total = 0.0;
       double start = now_seconds();
 #pragma omp parallel num_threads(threads) reduction(+ : total)
@@ -106,10 +107,17 @@ static void fma_peak(int threads, bench_roofline *roofline) {
 }
 
 tc_err bench_roofline_measure(int threads, size_t array_bytes, bench_roofline *roofline) {
+  return bench_roofline_measure_with(threads, array_bytes, &bench_roofline_thorough, roofline);
+}
+
+tc_err bench_roofline_measure_with(int threads, size_t array_bytes,
+                                   const bench_roofline_effort *effort, bench_roofline *roofline) {
 #ifndef _OPENMP
   threads = 1;
 #endif
   TC_CHECK(threads >= 1, TC_ERR_ARGUMENT, "roofline needs >= 1 thread, got %d", threads);
+  TC_CHECK(effort->stream_passes >= 1 && effort->fma_runs >= 1 && effort->fma_iterations >= 1,
+           TC_ERR_ARGUMENT, "roofline needs >= 1 pass, run and iteration");
   memset(roofline, 0, sizeof *roofline);
   roofline->threads = threads;
   double *a = malloc(array_bytes), *b = malloc(array_bytes), *c = malloc(array_bytes);
@@ -120,11 +128,11 @@ tc_err bench_roofline_measure(int threads, size_t array_bytes, bench_roofline *r
     TC_FAIL(TC_ERR_MEMORY, "out of memory allocating 3 x %zu bytes for the STREAM arrays",
             array_bytes);
   }
-  stream_bandwidth(threads, array_bytes, a, b, c, roofline);
+  stream_bandwidth(threads, array_bytes, effort->stream_passes, a, b, c, roofline);
   free(a);
   free(b);
   free(c);
-  fma_peak(threads, roofline);
+  fma_peak(threads, effort, roofline);
   return TC_SUCCESS;
 }
 
@@ -172,6 +180,61 @@ size_t bench_machine_last_level_cache(void) {
     fclose(file);
   }
   return largest > 0 ? largest : (size_t)32 << 20;
+}
+
+/* Reads one line of a sysfs file into text ("" if it cannot be read). */
+static void read_line(const char *path, char *text, size_t capacity) {
+  text[0] = '\0';
+  FILE *file = fopen(path, "r");
+  if (file == NULL)
+    return;
+  if (fgets(text, (int)capacity, file) == NULL)
+    text[0] = '\0';
+  text[strcspn(text, "\n")] = '\0';
+  fclose(file);
+}
+
+/* CPUs in a sysfs list such as "0-3,8,10-11". */
+static int count_cpus(const char *list) {
+  int count = 0;
+  for (const char *p = list; *p;) {
+    char *end;
+    long first = strtol(p, &end, 10), last = first;
+    if (end == p)
+      break;
+    if (*end == '-')
+      last = strtol(end + 1, &end, 10);
+    count += last >= first ? (int)(last - first + 1) : 0;
+    p = *end == ',' ? end + 1 : end;
+    if (*end != ',')
+      break;
+  }
+  return count > 0 ? count : 1;
+}
+
+size_t bench_machine_cache_per_core(void) {
+  size_t total = 0;
+  for (int index = 0; index < 16; ++index) {
+    char path[128], level[16], type[32], size[32], shared[256];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+    read_line(path, level, sizeof level);
+    if (!level[0])
+      break;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", index);
+    read_line(path, type, sizeof type);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    read_line(path, size, sizeof size);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list",
+             index);
+    read_line(path, shared, sizeof shared);
+    if (atoi(level) < 2 || strcmp(type, "Instruction") == 0)
+      continue;
+    char *unit;
+    unsigned long long bytes = strtoull(size, &unit, 10);
+    bytes *= *unit == 'K' ? 1024ull : *unit == 'M' ? 1024ull * 1024 : 1ull;
+    total += (size_t)(bytes / (unsigned long long)count_cpus(shared));
+  }
+  return total;
 }
 
 int bench_machine_processors(void) {

@@ -9,6 +9,8 @@
  *            micro-kernel (in the left layout over blocks of many cells,
  *            read in long runs), the next step's inputs prefetched while a
  *            step computes and the output written with streaming stores;
+ *            in layout right in double on AVX-512, up to a length, the
+ *            unpacked dot-product kernel of contract_openmp_dot.h instead;
  *            DataField and DataData as one-pass streams. */
 #include <omp.h>
 #include <stdlib.h>
@@ -244,6 +246,8 @@ enum {
 #undef TC_REAL
 #undef TC_SUFFIX
 
+#include "contract_openmp_dot.h"
+
 static bool openmp_supports(const tc_contraction *shape, tc_variant variant) {
   if (variant == TC_VARIANT_VENDOR)
     return tc_openmp_vendor_supports(shape);
@@ -289,6 +293,10 @@ static tc_err openmp_run(const tc_contraction *shape, tc_variant variant, const 
   case TC_VARIANT_BLOCKED:
     if (shape->precision == TC_FLOAT)
       return gemm ? omp_gemm_float(&v, a, b, output) : omp_stream_float(&v, a, b, output);
+#ifdef __AVX512F__
+    if (gemm && omp_dot_fits(&v))
+      return omp_dot_double(&v, a, b, output);
+#endif
     return gemm ? omp_gemm_double(&v, a, b, output) : omp_stream_double(&v, a, b, output);
   case TC_VARIANT_VENDOR:
     return tc_openmp_vendor_run(shape, left, right, output);

@@ -186,8 +186,13 @@ static const option options[] = {
      AT_LEAST(1), NULL, FIELD(steps)},
     {"run", "batch_cells", TYPE_INT64, "0",
      "cells per batch of the assembly loop (the workset); 0 = as many as fit in the device's "
-     "budget of batch arrays (512 MiB on CPUs, 1/16 of a GPU's memory up to 8 GiB)",
+     "budget of batch arrays (on CPUs a quarter of the cache per core beyond L1, times the "
+     "threads; on GPUs 1/16 of the memory up to 8 GiB)",
      AT_LEAST(0), NULL, FIELD(batch_cells)},
+    {"run", "roofline", TYPE_BOOL, "true",
+     "measure the devices' copy bandwidth and FMA peak once (about 0.2 s on a CPU) and "
+     "report each phase of the loop against them; false: the loop's model without the "
+     "fractions", ANY, NULL, FIELD(roofline)},
     {"run", "gpu_sharing", TYPE_BOOL, "false",
      "let several ranks share one GPU when a node has more ranks than GPUs", ANY, NULL,
      FIELD(gpu_sharing)},

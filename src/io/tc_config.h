@@ -67,7 +67,8 @@ typedef struct {
   tc_variant variant;        ///< contraction algorithm, TC_VARIANT_AUTO = the backend's choice
   tc_precision precision;    ///< element type of the contractions
   int64_t steps;             ///< assembly steps (>= 1); times are summed over them
-  int64_t batch_cells;       ///< cells per batch of the assembly loop, 0 = fit a memory budget
+  int64_t batch_cells;       ///< cells per batch of the assembly loop, 0 = the backend's choice
+  bool roofline;             ///< measure the devices' ceilings for the loop's roofline
   bool gpu_sharing;          ///< allow several ranks per GPU
   tc_exchange_mode exchange; ///< where the CUDA backend sums shared nodes (host for CPU backends)
   tc_inputs_mode inputs;     ///< how the elasticity trio gets its inputs

@@ -105,6 +105,16 @@ tc_err tc_output_add_element_matrix(tc_output *output, const tc_output_matrix *m
 /// NULL. Collective on the writer's communicator.
 tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_output_stats *stats);
 
+/// Rewrites the phase table /run/phases of the file that tc_output_write
+/// published, in place, with the final times (the phases that were still
+/// running while the file was written, output and total, among them). The
+/// table keeps its rows: the same phases in the same order, names no longer
+/// than those written. Only the table's values change; on failure the file
+/// keeps the table it had. Rank 0 opens the file on its own; every rank
+/// returns the same result. Collective on the writer's communicator.
+tc_err tc_output_update_phases(tc_output *output, const tc_output_phase *phases,
+                               int num_phases);
+
 /// The final path of the HDF5 file.
 const char *tc_output_h5_path(const tc_output *output);
 

@@ -36,6 +36,12 @@ tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_outp
   TC_OUTPUT_UNSUPPORTED;
 }
 
+tc_err tc_output_update_phases(tc_output *output, const tc_output_phase *phases,
+                               int num_phases) {
+  (void)output, (void)phases, (void)num_phases;
+  TC_OUTPUT_UNSUPPORTED;
+}
+
 const char *tc_output_h5_path(const tc_output *output) {
   (void)output;
   return "";

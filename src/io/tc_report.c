@@ -63,6 +63,7 @@ struct tc_report {
   char started[32]; ///< UTC, ISO 8601
   bool have_run;
   bool have_workset, workset_chosen;
+  char workset_rule[256]; ///< how the loop sized its workset
   int64_t workset_cells, workset_batches;
   tc_config config;
   char *deck;       ///< the effective deck text
@@ -85,6 +86,9 @@ struct tc_report {
   int num_checks;
   result *results;
   int num_results;
+  tc_report_ceilings ceilings;
+  tc_report_roofline_row *roofline; ///< NULL before tc_report_set_roofline
+  int num_roofline;
 };
 
 tc_err tc_report_create(MPI_Comm comm, tc_report **report) {
@@ -111,6 +115,7 @@ void tc_report_destroy(tc_report **report) {
   free((*report)->figures);
   free((*report)->checks);
   free((*report)->results);
+  free((*report)->roofline);
   free(*report);
   *report = NULL;
 }
@@ -146,11 +151,12 @@ tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads
 }
 
 tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t batches,
-                             bool chosen) {
+                             bool chosen, const char *rule) {
   report->have_workset = true;
   report->workset_cells = batch_cells;
   report->workset_batches = batches;
   report->workset_chosen = chosen;
+  snprintf(report->workset_rule, sizeof report->workset_rule, "%s", rule ? rule : "");
   return TC_SUCCESS;
 }
 
@@ -261,6 +267,26 @@ static tc_err copy_text(char *field, size_t size, const char *text, const char *
            what, text ? text : "(null)", size - 1);
   memcpy(field, text, strlen(text) + 1);
   return TC_SUCCESS;
+}
+
+tc_err tc_report_set_roofline(tc_report *report, const tc_report_ceilings *ceilings,
+                              const tc_report_roofline_row *rows, int count) {
+  TC_CHECK(count >= 0 && (count == 0 || rows), TC_ERR_ARGUMENT, "%d roofline rows", count);
+  tc_report_roofline_row *copy = NULL;
+  if (count > 0) {
+    TC_CALLOC(copy, count);
+    memcpy(copy, rows, (size_t)count * sizeof *copy);
+  }
+  free(report->roofline);
+  report->roofline = copy;
+  report->num_roofline = count;
+  report->ceilings = *ceilings;
+  return TC_SUCCESS;
+}
+
+/// A rate's share of a ceiling, or NaN without one.
+static double fraction_of(double rate, double ceiling) {
+  return ceiling > 0 ? rate / ceiling : NAN;
 }
 
 tc_err tc_report_add_figure(tc_report *report, const char *name, double value,
@@ -453,10 +479,13 @@ static void write_yaml(const tc_report *report, const double memory_mib[2], FILE
     yaml_key_string(out, "  ", "layout", tc_layout_name(tc_config_layout(config)));
     yaml_key_string(out, "  ", "precision", tc_precision_name(config->precision));
     yaml_key_string(out, "  ", "inputs", tc_inputs_mode_name(config->inputs));
-    if (report->have_workset)
-      fprintf(out, "  workset: {cells_per_batch: %lld, batches_per_step: %lld, chosen_by: %s}\n",
-              (long long)report->workset_cells, (long long)report->workset_batches,
+    if (report->have_workset) {
+      fprintf(out, "  workset: {cells_per_batch: %lld, batches_per_step: %lld, chosen_by: %s, "
+              "rule: ", (long long)report->workset_cells, (long long)report->workset_batches,
               report->workset_chosen ? "loop" : "deck");
+      yaml_string(out, report->workset_rule);
+      fputs("}\n", out);
+    }
     fprintf(out, "  checks: %s\n", tc_config_checks_enabled(config) ? "true" : "false");
     fprintf(out, "  tolerance: ");
     yaml_double(out, tc_config_tolerance(config));
@@ -516,6 +545,39 @@ static void write_yaml(const tc_report *report, const double memory_mib[2], FILE
     fputs(", unit: ", out);
     yaml_string(out, report->figures[i].unit);
     fputs("}", out);
+  }
+  fputs("\nroofline:", out);
+  if (!report->roofline)
+    fputs(" {}", out);
+  if (report->roofline) {
+    const tc_report_ceilings *c = &report->ceilings;
+    fprintf(out, "\n  ceilings: {measured: %s, copy_GB_s: ", c->measured ? "true" : "false");
+    yaml_double(out, c->measured ? c->copy_bytes_per_second / 1e9 : NAN);
+    fputs(", fma_GFLOP_s: ", out);
+    yaml_double(out, c->measured ? c->fma_flops_per_second / 1e9 : NAN);
+    fputs(", source: ", out);
+    yaml_string(out, c->source);
+    fputs("}\n  phases:", out);
+    for (int i = 0; i < report->num_roofline; i++) {
+      const tc_report_roofline_row *r = &report->roofline[i];
+      fprintf(out, "\n    %s: {bytes_per_cell: ", r->name);
+      yaml_double(out, r->bytes_per_cell);
+      fputs(", flops_per_cell: ", out);
+      yaml_double(out, r->flops_per_cell);
+      fputs(", seconds: ", out);
+      yaml_double(out, r->seconds);
+      fputs(", GB_s: ", out);
+      yaml_double(out, r->bytes_per_second / 1e9);
+      fputs(", GFLOP_s: ", out);
+      yaml_double(out, r->flops_per_second / 1e9);
+      fputs(", copy_fraction: ", out);
+      yaml_double(out, c->measured ? fraction_of(r->bytes_per_second, c->copy_bytes_per_second)
+                                   : NAN);
+      fputs(", fma_fraction: ", out);
+      yaml_double(out, c->measured ? fraction_of(r->flops_per_second, c->fma_flops_per_second)
+                                   : NAN);
+      fputs("}", out);
+    }
   }
   fputs("\nchecks:", out);
   if (report->num_checks == 0)
@@ -617,6 +679,31 @@ tc_err tc_report_write(const tc_report *report, const char *path) {
 
 /* ---- human summary ---- */
 
+/// The loop's roofline table: per phase, the model's compulsory traffic and
+/// flops per cell, what the phase achieved, and its share of the ceilings.
+static void print_roofline(const tc_report *report, FILE *stream) {
+  if (!report->roofline)
+    return;
+  const tc_report_ceilings *c = &report->ceilings;
+  if (c->measured)
+    fprintf(stream, "loop roofline against copy %.1f GB/s and FMA %.1f GFLOP/s (%s):\n",
+            c->copy_bytes_per_second / 1e9, c->fma_flops_per_second / 1e9, c->source);
+  else
+    fprintf(stream, "loop roofline (%s):\n", c->source);
+  fprintf(stream, "%-20s %10s %11s %9s %9s %6s %6s\n", "phase", "KB/cell", "kflop/cell", "GB/s",
+          "GFLOP/s", "%copy", "%FMA");
+  for (int i = 0; i < report->num_roofline; i++) {
+    const tc_report_roofline_row *r = &report->roofline[i];
+    fprintf(stream, "%-20s %10.2f %11.2f %9.2f %9.2f", r->name, r->bytes_per_cell / 1e3,
+            r->flops_per_cell / 1e3, r->bytes_per_second / 1e9, r->flops_per_second / 1e9);
+    if (c->measured)
+      fprintf(stream, " %6.1f %6.1f",
+              100 * fraction_of(r->bytes_per_second, c->copy_bytes_per_second),
+              100 * fraction_of(r->flops_per_second, c->fma_flops_per_second));
+    fputc('\n', stream);
+  }
+}
+
 void tc_report_print(const tc_report *report, FILE *stream) {
   if (report->rank != 0)
     return;
@@ -630,9 +717,11 @@ void tc_report_print(const tc_report *report, FILE *stream) {
             tc_precision_name(config->precision), tc_inputs_mode_name(config->inputs));
     fprintf(stream, "device (rank 0): %s\n", report->devices);
     if (report->have_workset)
-      fprintf(stream, "workset (rank 0): %lld cells a batch (%s), %lld batches a step\n",
+      fprintf(stream, "workset (rank 0): %lld cells a batch (%s%s%s), %lld batches a step\n",
               (long long)report->workset_cells,
               report->workset_chosen ? "sized by the loop" : "run.batch_cells",
+              report->workset_chosen && report->workset_rule[0] ? ": " : "",
+              report->workset_chosen ? report->workset_rule : "",
               (long long)report->workset_batches);
     bool any_variant = false;
     for (int k = 0; k < TC_KERNEL_COUNT; k++)
@@ -670,6 +759,7 @@ void tc_report_print(const tc_report *report, FILE *stream) {
   for (int i = 0; i < report->num_figures; i++)
     fprintf(stream, "%-*s %14.6g  %s\n", width, report->figures[i].name,
             report->figures[i].value, report->figures[i].unit);
+  print_roofline(report, stream);
   width = 20;
   for (int i = 0; i < report->num_checks; i++)
     width = (int)fmax(width, (double)strlen(report->checks[i].name));

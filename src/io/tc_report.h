@@ -32,10 +32,11 @@ tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads
                          const char *device_description);
 
 /// Records the loop's workset: cells a batch and batches a step (rank 0's),
-/// and whether the cells a batch were chosen by the loop (run.batch_cells =
-/// 0) or the deck.
+/// whether the cells a batch were chosen by the loop (run.batch_cells = 0)
+/// or the deck, and how the loop chose them (rule, a phrase; NULL: none).
+/// Not collective.
 tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t batches,
-                             bool chosen);
+                             bool chosen, const char *rule);
 
 /// Records the CPU cores each rank may run on (tc_device_host_cores), kept
 /// as their min and max over ranks. When the threads per rank recorded by
@@ -65,6 +66,31 @@ const char *tc_report_variants_text(const tc_report *report);
 
 /// Records the phase times (from tc_timers_reduce). Not collective.
 void tc_report_set_times(tc_report *report, const tc_phase_stats stats[TC_PHASE_COUNT]);
+
+/// The ceilings a run's loop is measured against: every rank's device
+/// together (sums over ranks).
+typedef struct {
+  bool measured;                  ///< false: no ceilings (run.roofline = false)
+  double copy_bytes_per_second;   ///< copy bandwidth, bytes read + written per second
+  double fma_flops_per_second;    ///< FMA peak in the run's precision, 2 flops per FMA
+  char source[128];               ///< how they were found, e.g. "measured by this run"
+} tc_report_ceilings;
+
+/// One phase of the loop (or the whole loop) against its model.
+typedef struct {
+  char name[32];          ///< a phase name (tc_phase_name), or "loop" for a whole step
+  double bytes_per_cell;  ///< compulsory bytes per cell and step (tc_loop_model.h)
+  double flops_per_cell;  ///< flops per cell and step
+  double seconds;         ///< the phase's seconds, slowest rank
+  double bytes_per_second; ///< every rank's compulsory bytes over seconds
+  double flops_per_second; ///< every rank's flops over seconds
+} tc_report_roofline_row;
+
+/// Records the loop's roofline: the ceilings and one row per phase (copied).
+/// The summary prints them as a table; the YAML has them under roofline:.
+/// Not collective.
+tc_err tc_report_set_roofline(tc_report *report, const tc_report_ceilings *ceilings,
+                              const tc_report_roofline_row *rows, int count);
 
 /// Adds a figure of merit, e.g. ("FieldFieldVector", 41.2, "GFLOP/s").
 /// Not collective.

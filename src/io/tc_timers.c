@@ -1,5 +1,7 @@
 /* tc_timers: the phase names (generated from TC_PHASE_LIST), the monotonic
- * clock, per-rank accumulation, and the min/avg/max reduction over ranks. */
+ * clock, per-rank accumulation with nested phases timed exclusively (a stack
+ * of the running phases, the innermost one accumulating), and the
+ * min/avg/max reduction over ranks. */
 #define _POSIX_C_SOURCE 200809L
 #include "tc_timers.h"
 
@@ -18,9 +20,11 @@ _Static_assert(0 TC_PHASE_LIST(TC_IGNORE_PHASE_, TC_COUNT_KERNEL_) == TC_KERNEL_
 
 struct tc_timers {
   double total[TC_PHASE_COUNT];
-  double started[TC_PHASE_COUNT];
+  double started[TC_PHASE_COUNT]; ///< when the phase last started or resumed
   bool running[TC_PHASE_COUNT];
   int64_t count[TC_PHASE_COUNT];
+  tc_phase nested[TC_PHASE_COUNT]; ///< the running phases but total, innermost last
+  int depth;
 };
 
 const char *tc_phase_name(tc_phase phase) {
@@ -78,19 +82,36 @@ static tc_err check_phase(tc_phase phase) {
 }
 
 tc_err tc_timer_start(tc_timers *timers, tc_phase phase) {
-  TC_CALL(check_phase(phase));
+  const double now = tc_wall_seconds();
+  if ((unsigned)phase >= (unsigned)TC_PHASE_COUNT)
+    return check_phase(phase);
   TC_CHECK(!timers->running[phase], TC_ERR_INTERNAL, "timer '%s' started while running",
            tc_phase_name(phase));
+  if (phase != TC_PHASE_TOTAL) {
+    if (timers->depth > 0) { /* pause the phase this one runs inside */
+      const tc_phase outer = timers->nested[timers->depth - 1];
+      timers->total[outer] += now - timers->started[outer];
+    }
+    timers->nested[timers->depth++] = phase;
+  }
   timers->running[phase] = true;
-  timers->started[phase] = tc_wall_seconds();
+  timers->started[phase] = now;
   return TC_SUCCESS;
 }
 
 tc_err tc_timer_stop(tc_timers *timers, tc_phase phase) {
-  double now = tc_wall_seconds();
-  TC_CALL(check_phase(phase));
+  const double now = tc_wall_seconds();
+  if ((unsigned)phase >= (unsigned)TC_PHASE_COUNT)
+    return check_phase(phase);
   TC_CHECK(timers->running[phase], TC_ERR_INTERNAL, "timer '%s' stopped while not running",
            tc_phase_name(phase));
+  if (phase != TC_PHASE_TOTAL) {
+    const tc_phase inner = timers->nested[timers->depth - 1];
+    TC_CHECK(inner == phase, TC_ERR_INTERNAL, "timer '%s' stopped while '%s' runs inside it",
+             tc_phase_name(phase), tc_phase_name(inner));
+    if (--timers->depth > 0) /* resume the phase this one paused */
+      timers->started[timers->nested[timers->depth - 1]] = now;
+  }
   timers->running[phase] = false;
   timers->total[phase] += now - timers->started[phase];
   timers->count[phase]++;
@@ -130,4 +151,12 @@ tc_err tc_timers_reduce(MPI_Comm comm, const tc_timers *timers,
   for (int p = 0; p < TC_PHASE_COUNT; p++)
     stats[p] = (tc_phase_stats){min[p], sum[p] / ranks, max[p], count[p]};
   return TC_SUCCESS;
+}
+
+double tc_phase_stats_accounted(const tc_phase_stats stats[TC_PHASE_COUNT], bool average) {
+  double sum = 0.0;
+  for (int p = 0; p < TC_PHASE_COUNT; p++)
+    if (p != TC_PHASE_TOTAL)
+      sum += average ? stats[p].avg : stats[p].max;
+  return sum;
 }

@@ -5,6 +5,7 @@
  * through the contraction backend. */
 #include "tc_loop.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,12 +42,14 @@ static const tc_loop_backend *backend_for(tc_backend_kind kind) {
 
 /* Static schedule, as the loops over cells, so that page faults stay out of
  * the timed steps and pages land near the threads that use them. */
-void tc_loop_first_touch(void *memory, size_t bytes) {
+tc_err tc_loop_first_touch(tc_loop *loop, void *memory, size_t bytes) {
   char *bytes_at = memory;
   const int64_t page = 4096, pages = (int64_t)((bytes + (size_t)page - 1) / (size_t)page);
+  TC_CALL(tc_timer_start(loop->timers, TC_PHASE_FIRST_TOUCH));
 #pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < pages; ++p)
     bytes_at[p * page] = 0;
+  return tc_timer_stop(loop->timers, TC_PHASE_FIRST_TOUCH);
 }
 
 tc_physics_fused_outputs tc_loop_fused_outputs(const tc_loop *loop) {
@@ -58,10 +61,9 @@ tc_physics_fused_outputs tc_loop_fused_outputs(const tc_loop *loop) {
       .stress_strain = fused[TC_DATA_DATA_TENSOR] ? out[TC_DATA_DATA_TENSOR] : NULL};
 }
 
-tc_err tc_loop_alloc_host(double **array, int64_t count) {
+tc_err tc_loop_alloc_host(tc_loop *loop, double **array, int64_t count) {
   TC_CALLOC(*array, count);
-  tc_loop_first_touch(*array, (size_t)count * sizeof **array);
-  return TC_SUCCESS;
+  return tc_loop_first_touch(loop, *array, (size_t)count * sizeof **array);
 }
 
 static tc_err allocate_results(tc_loop *loop) {
@@ -69,35 +71,38 @@ static tc_err allocate_results(tc_loop *loop) {
   const int64_t nodes = loop->local->num_nodes, cells = loop->local->num_cells;
   tc_loop_results *r = &loop->results;
   TC_CALL(tc_fault_check("alloc")); /* test-only: TCMINI_FAULT=alloc */
-  TC_CALL(tc_loop_alloc_host(&r->cell_volume, cells));
+  TC_CALL(tc_loop_alloc_host(loop, &r->cell_volume, cells));
   if (config->kernels[TC_FIELD_FIELD_SCALAR]) {
-    TC_CALL(tc_loop_alloc_host(&r->mass, tc_assembly_graph(loop->assembly, 1)->num_entries));
-    TC_CALL(tc_loop_alloc_host(&r->lumped_mass, nodes));
+    TC_CALL(tc_loop_alloc_host(loop, &r->mass,
+                               tc_assembly_graph(loop->assembly, 1)->num_entries));
+    TC_CALL(tc_loop_alloc_host(loop, &r->lumped_mass, nodes));
   }
   if (config->kernels[TC_FIELD_FIELD_VECTOR]) {
-    TC_CALL(tc_loop_alloc_host(&r->stiffness, tc_assembly_graph(loop->assembly, 1)->num_entries));
-    TC_CALL(tc_loop_alloc_host(&r->stiffness_diagonal, nodes));
+    TC_CALL(tc_loop_alloc_host(loop, &r->stiffness,
+                               tc_assembly_graph(loop->assembly, 1)->num_entries));
+    TC_CALL(tc_loop_alloc_host(loop, &r->stiffness_diagonal, nodes));
   }
   if (config->kernels[TC_FIELD_FIELD_TENSOR]) {
-    TC_CALL(tc_loop_alloc_host(&r->elasticity, tc_assembly_graph(loop->assembly, 3)->num_entries));
-    TC_CALL(tc_loop_alloc_host(&r->elasticity_diagonal, 3 * nodes));
+    TC_CALL(tc_loop_alloc_host(loop, &r->elasticity,
+                               tc_assembly_graph(loop->assembly, 3)->num_entries));
+    TC_CALL(tc_loop_alloc_host(loop, &r->elasticity_diagonal, 3 * nodes));
   }
   if (config->kernels[TC_DATA_FIELD_SCALAR])
-    TC_CALL(tc_loop_alloc_host(&r->load, nodes));
+    TC_CALL(tc_loop_alloc_host(loop, &r->load, nodes));
   if (config->kernels[TC_DATA_FIELD_VECTOR])
-    TC_CALL(tc_loop_alloc_host(&r->flux_load, nodes));
+    TC_CALL(tc_loop_alloc_host(loop, &r->flux_load, nodes));
   if (config->kernels[TC_DATA_FIELD_TENSOR])
-    TC_CALL(tc_loop_alloc_host(&r->internal_force, 3 * nodes));
+    TC_CALL(tc_loop_alloc_host(loop, &r->internal_force, 3 * nodes));
   if (config->kernels[TC_DATA_DATA_SCALAR])
-    TC_CALL(tc_loop_alloc_host(&r->cell_u2, cells));
+    TC_CALL(tc_loop_alloc_host(loop, &r->cell_u2, cells));
   if (config->kernels[TC_DATA_DATA_VECTOR])
-    TC_CALL(tc_loop_alloc_host(&r->cell_grad_u2, cells));
+    TC_CALL(tc_loop_alloc_host(loop, &r->cell_grad_u2, cells));
   if (config->kernels[TC_DATA_DATA_TENSOR])
-    TC_CALL(tc_loop_alloc_host(&r->cell_stress_strain, cells));
+    TC_CALL(tc_loop_alloc_host(loop, &r->cell_stress_strain, cells));
   if (config->element_matrices)
     for (int k = TC_FIELD_FIELD_SCALAR; k <= TC_FIELD_FIELD_TENSOR; ++k)
       if (config->kernels[k])
-        TC_CALL(tc_loop_alloc_host(&r->element_matrices[k],
+        TC_CALL(tc_loop_alloc_host(loop, &r->element_matrices[k],
                            output_count(k, cells, loop->num_fields, loop->num_points)));
   return TC_SUCCESS;
 }
@@ -124,11 +129,11 @@ static tc_err setup_basis(tc_loop *loop) {
   TC_CALL(tc_quadrature_create(tc_config_quadrature(config), &quadrature));
   const int64_t F = loop->num_fields, P = tc_quadrature_num_points(quadrature);
   loop->num_points = P;
-  tc_err err = tc_loop_alloc_host(&loop->ref_values, F * P);
+  tc_err err = tc_loop_alloc_host(loop, &loop->ref_values, F * P);
   if (err == TC_SUCCESS)
-    err = tc_loop_alloc_host(&loop->ref_gradients, F * P * 3);
+    err = tc_loop_alloc_host(loop, &loop->ref_gradients, F * P * 3);
   if (err == TC_SUCCESS)
-    err = tc_loop_alloc_host(&loop->weights, P);
+    err = tc_loop_alloc_host(loop, &loop->weights, P);
   if (err == TC_SUCCESS)
     err = tc_basis_values((int)config->order, P, tc_quadrature_points(quadrature),
                           loop->ref_values);
@@ -165,6 +170,12 @@ static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
     TC_CALL(loop->backend->batch_budget(loop, &budget));
   int64_t fit = config->batch_cells > 0 ? config->batch_cells
                                          : (int64_t)(budget / bytes_per_cell(loop));
+  if (config->batch_cells > 0)
+    snprintf(loop->batch_rule, sizeof loop->batch_rule, "run.batch_cells");
+  else
+    snprintf(loop->batch_rule, sizeof loop->batch_rule,
+             "%.1f MiB of batch arrays at %.0f KB a cell", budget / (1 << 20),
+             bytes_per_cell(loop) / 1e3);
   loop->batch_cells = fit < 1 ? 1 : fit > cells ? cells : fit;
   if (loop->batch_cells < 1)
     loop->batch_cells = 1;
@@ -173,7 +184,9 @@ static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
   TC_CALL(allocate_results(loop));
   TC_CALL(allocate_batch(loop));
   TC_CALL(tc_loop_clock_create(loop->device, &loop->clock));
+  TC_CALL(tc_timer_start(loop->timers, TC_PHASE_UPLOAD));
   TC_CALL(loop->backend->create(loop));
+  TC_CALL(tc_timer_stop(loop->timers, TC_PHASE_UPLOAD));
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
     if (!config->kernels[k] || loop->fused[k])
       continue;
@@ -186,13 +199,18 @@ static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
 }
 
 tc_err tc_loop_create(const tc_config *config, const tc_mesh *mesh, tc_device *device,
-                      const tc_tuning *tuning, tc_loop **loop) {
+                      const tc_tuning *tuning, tc_timers *timers, tc_loop **loop) {
   tc_loop *created;
   TC_CALLOC(created, 1);
   created->config = config;
   created->mesh = mesh;
   created->device = device;
-  tc_err err = loop_setup(created, tuning);
+  created->timers = timers;
+  tc_err err = tc_timer_start(timers, TC_PHASE_SETUP);
+  if (err == TC_SUCCESS)
+    err = loop_setup(created, tuning);
+  if (err == TC_SUCCESS)
+    err = tc_timer_stop(timers, TC_PHASE_SETUP);
   if (err != TC_SUCCESS) {
     tc_loop_destroy(&created);
     return err;
@@ -292,14 +310,20 @@ static tc_err step_batches(tc_loop *loop, tc_timers *timers) {
 
 tc_err tc_loop_step(tc_loop *loop, tc_timers *timers) {
   /* A failure on one rank (an inverted cell, a failed kernel) is agreed before
-   * the exchange, so that no rank waits there for a rank that has left. */
-  TC_CALL(tc_parallel_agree(tc_mesh_comm(loop->mesh), step_batches(loop, timers)));
+   * the exchange, so that no rank waits there for a rank that has left; the
+   * time a rank waits there for the others is the step's load imbalance. */
+  const tc_err local = step_batches(loop, timers);
+  const tc_err waited = tc_timer_start(timers, TC_PHASE_WAIT);
+  const tc_err agreed = tc_parallel_agree(tc_mesh_comm(loop->mesh), local);
+  TC_CALL(agreed);
+  TC_CALL(waited);
+  TC_CALL(tc_timer_stop(timers, TC_PHASE_WAIT));
   TC_TIMED(timers, TC_PHASE_EXCHANGE, loop->backend->exchange(loop));
   return TC_SUCCESS;
 }
 
 tc_err tc_loop_finish(tc_loop *loop, tc_timers *timers) {
-  TC_TIMED(timers, TC_PHASE_ASSEMBLE, loop->backend->copy_matrices(loop));
+  TC_TIMED(timers, TC_PHASE_COPY_BACK, loop->backend->copy_matrices(loop));
   return TC_SUCCESS;
 }
 
@@ -307,6 +331,7 @@ const tc_loop_results *tc_loop_get_results(const tc_loop *loop) { return &loop->
 const tc_assembly *tc_loop_assembly(const tc_loop *loop) { return loop->assembly; }
 int64_t tc_loop_batch_cells(const tc_loop *loop) { return loop->batch_cells; }
 int64_t tc_loop_num_batches(const tc_loop *loop) { return loop->num_batches; }
+const char *tc_loop_batch_rule(const tc_loop *loop) { return loop->batch_rule; }
 int64_t tc_loop_num_points(const tc_loop *loop) { return loop->num_points; }
 int64_t tc_loop_num_fields(const tc_loop *loop) { return loop->num_fields; }
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel) { return loop->variants[kernel]; }

@@ -42,25 +42,30 @@ typedef struct {
 typedef struct tc_loop tc_loop;
 
 /// Sets up the loop: the CSR structures, the quadrature and basis, and the
-/// batch buffers on the device (cells per batch chosen so that a batch's
-/// arrays stay within a memory budget), and the variant of each kernel
+/// batch buffers on the device (cells per batch: run.batch_cells, else as
+/// many as fit the step backend's budget of batch arrays: on CPUs sized for
+/// the caches, on GPUs from the memory), and the variant of each kernel
 /// (run.variant; for auto, tuning's entry where it has one, NULL: none, else
-/// the backend's rules), kept for every batch. tuning is not kept. Not
-/// collective.
+/// the backend's rules), kept for every batch. tuning is not kept. The
+/// set-up is timed into timers as the phases setup, upload (the step
+/// backend's own state: on a GPU the copies to the device) and first_touch.
+/// Not collective.
 tc_err tc_loop_create(const tc_config *config, const tc_mesh *mesh, tc_device *device,
-                      const tc_tuning *tuning, tc_loop **loop);
+                      const tc_tuning *tuning, tc_timers *timers, tc_loop **loop);
 void tc_loop_destroy(tc_loop **loop);
 
 /// Runs one assembly step (all batches, then the shared-node sums), timing
-/// each phase into timers. Collective on the mesh's communicator.
+/// each phase into timers (the zeroing of the assembled arrays into
+/// assemble, the ranks' agreement on the outcome into wait). Collective on
+/// the mesh's communicator.
 tc_err tc_loop_step(tc_loop *loop, tc_timers *timers);
 
 /// Brings the matrices of the last step to the host: on the CUDA backend a
 /// step leaves the CSR values and element matrices on the device (only the
 /// node and cell vectors, the lumped mass and the diagonals come back), so
 /// call this once after the last step wherever the matrices are read (the
-/// checks, the element-matrix output). The copy is timed into the assemble
-/// phase. Nothing to do on the CPU backends or when the host is current.
+/// checks, the element-matrix output). The copy is timed into the
+/// copy_back phase. Nothing to do on the CPU backends or when the host is current.
 /// Not collective.
 tc_err tc_loop_finish(tc_loop *loop, tc_timers *timers);
 
@@ -70,6 +75,9 @@ const tc_assembly *tc_loop_assembly(const tc_loop *loop);
 /// Cells per batch, and batches per step.
 int64_t tc_loop_batch_cells(const tc_loop *loop);
 int64_t tc_loop_num_batches(const tc_loop *loop);
+/// How the cells per batch were chosen: "run.batch_cells", or the
+/// backend's rule (e.g. the CPU's cache per core), for the report.
+const char *tc_loop_batch_rule(const tc_loop *loop);
 /// Quadrature points per cell and scalar fields per cell.
 int64_t tc_loop_num_points(const tc_loop *loop);
 int64_t tc_loop_num_fields(const tc_loop *loop);

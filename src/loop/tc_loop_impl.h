@@ -20,11 +20,13 @@ struct tc_loop {
   tc_device *device;
   const tc_contract_backend *contract;
   const struct tc_loop_backend *backend;
+  tc_timers *timers; ///< where tc_loop_create times the set-up phases
   void *state; ///< the step backend's own (tc_loop_backend.h)
   struct tc_loop_clock *clock; ///< the phase times of a step (tc_loop_clock.h)
   tc_layout layout;
   tc_precision precision;
   int64_t num_fields, num_points, batch_cells, num_batches;
+  char batch_rule[256]; ///< how batch_cells was chosen (tc_loop_batch_rule)
   tc_assembly *assembly;
   tc_loop_results results;
   tc_variant variants[TC_KERNEL_COUNT]; /* resolved once, run for every batch */
@@ -42,10 +44,11 @@ struct tc_loop {
 
 /// Host memory of count doubles, zeroed and first-touched by the threads
 /// that will use it (tc_loop.c).
-tc_err tc_loop_alloc_host(double **array, int64_t count);
+tc_err tc_loop_alloc_host(tc_loop *loop, double **array, int64_t count);
 
-/// Touches memory page by page with the OpenMP threads that will use it.
-void tc_loop_first_touch(void *memory, size_t bytes);
+/// Touches memory page by page with the OpenMP threads that will use it,
+/// timed as the first_touch phase into loop->timers.
+tc_err tc_loop_first_touch(tc_loop *loop, void *memory, size_t bytes);
 
 /// The outputs of the kernels that run fused, NULL for the others.
 tc_physics_fused_outputs tc_loop_fused_outputs(const tc_loop *loop);

@@ -1,12 +1,7 @@
 /* tc_physics: the kernel-to-array table of the assembly loop, the
- * manufactured fields with their exact integrals, and the builders of the
+ * manufactured fields with their exact integrals, and the shapes of the
  * contraction inputs (see tc_physics.h). */
 #include "tc_physics.h"
-
-#include <stdlib.h>
-
-#include "tc_fem_array.h"
-#include "tc_function_space.h"
 
 /* u = 1 + 0.5x + 0.25y - 0.75z; w = (0.01,0.02,0.03) + W x with a W that has
  * both symmetric (straining) and skew (rotating) parts; lambda, mu of a
@@ -78,9 +73,8 @@ tc_contraction tc_physics_contraction(tc_kernel kernel, int64_t num_cells, int64
   return shape;
 }
 
-/* Logical extents of an input, cell index first. */
-static int input_dims(tc_physics_input input, int64_t num_cells, int64_t num_fields,
-                      int64_t num_points, int64_t dims[5]) {
+int tc_physics_input_dims(tc_physics_input input, int64_t num_cells, int64_t num_fields,
+                          int64_t num_points, int64_t dims[5]) {
   dims[0] = num_cells;
   switch (input) {
   case TC_INPUT_VALUES:
@@ -117,157 +111,11 @@ static int input_dims(tc_physics_input input, int64_t num_cells, int64_t num_fie
 int64_t tc_physics_input_count(tc_physics_input input, int64_t num_cells, int64_t num_fields,
                                int64_t num_points) {
   int64_t dims[5];
-  int rank = input_dims(input, num_cells, num_fields, num_points, dims);
+  int rank = tc_physics_input_dims(input, num_cells, num_fields, num_points, dims);
   int64_t count = 1;
   for (int k = 0; k < rank; ++k)
     count *= dims[k];
   return count;
-}
-
-/* Strain of the interpolant w_h of w in cell c at point q. */
-static void interpolated_strain(const tc_physics_batch *b, const tc_physics_fields *f, int64_t c,
-                                int64_t q, double eps[9]) {
-  double H[9] = {0};
-  for (int64_t a = 0; a < b->num_fields; ++a) {
-    double w[3];
-    tc_physics_field_w(f, b->node_coords + (c * b->num_fields + a) * 3, w);
-    const double *g = b->gradients + ((c * b->num_fields + a) * b->num_points + q) * 3;
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j)
-        H[3 * i + j] += w[i] * g[j];
-  }
-  tc_physics_symmetric_part(H, eps);
-}
-
-/* One cell's part of an input, row-major over the indices after the cell. */
-static void cell_values(tc_physics_input input, const tc_physics_batch *b,
-                        const tc_physics_fields *f, int64_t c, double *out) {
-  const int64_t F = b->num_fields, P = b->num_points;
-  const double *dV = b->measures + c * P;
-  const double *grad = b->gradients + c * F * P * 3;
-  switch (input) {
-  case TC_INPUT_VALUES:
-  case TC_INPUT_WEIGHTED_VALUES:
-  case TC_INPUT_GRADIENTS:
-  case TC_INPUT_WEIGHTED_GRADIENTS:
-    return; /* built by tc_hgrad_* in tc_physics_build_input */
-  case TC_INPUT_STRAINS:
-  case TC_INPUT_WEIGHTED_STRESSES:
-    for (int64_t a = 0; a < F; ++a)
-      for (int i = 0; i < 3; ++i)
-        for (int64_t q = 0; q < P; ++q) {
-          double eps[9], sigma[9];
-          tc_physics_basis_strain(i, grad + (a * P + q) * 3, eps);
-          tc_physics_stress_of_strain(f, eps, sigma);
-          double *dst = out + ((a * 3 + i) * P + q) * 9;
-          for (int k = 0; k < 9; ++k)
-            dst[k] = input == TC_INPUT_STRAINS ? eps[k] : dV[q] * sigma[k];
-        }
-    return;
-  case TC_INPUT_FIELD_U:
-  case TC_INPUT_WEIGHTED_FIELD_U:
-    for (int64_t q = 0; q < P; ++q) {
-      double u = 0.0;
-      for (int64_t a = 0; a < F; ++a)
-        u += tc_physics_field_u(f, b->node_coords + (c * F + a) * 3) * b->ref_values[a * P + q];
-      out[q] = input == TC_INPUT_FIELD_U ? u : dV[q] * u;
-    }
-    return;
-  case TC_INPUT_GRADIENT_U_CELL:
-    for (int d = 0; d < 3; ++d)
-      out[d] = f->g[d];
-    return;
-  case TC_INPUT_GRADIENT_U:
-  case TC_INPUT_WEIGHTED_GRADIENT_U:
-    for (int64_t q = 0; q < P; ++q)
-      for (int d = 0; d < 3; ++d) {
-        double sum = 0.0;
-        for (int64_t a = 0; a < F; ++a)
-          sum += tc_physics_field_u(f, b->node_coords + (c * F + a) * 3) * grad[(a * P + q) * 3 + d];
-        out[q * 3 + d] = input == TC_INPUT_GRADIENT_U ? sum : dV[q] * sum;
-      }
-    return;
-  case TC_INPUT_STRAIN_W:
-  case TC_INPUT_WEIGHTED_STRESS_W:
-  default:
-    for (int64_t q = 0; q < P; ++q) {
-      double eps[9], sigma[9];
-      interpolated_strain(b, f, c, q, eps);
-      tc_physics_stress_of_strain(f, eps, sigma);
-      for (int k = 0; k < 9; ++k)
-        out[q * 9 + k] = input == TC_INPUT_STRAIN_W ? eps[k] : dV[q] * sigma[k];
-    }
-    return;
-  }
-}
-
-tc_err tc_physics_build_input(tc_physics_input input, const tc_physics_batch *batch,
-                              const tc_physics_fields *fields, tc_layout layout,
-                              tc_precision precision, void *output) {
-  TC_CHECK(input >= 0 && input < TC_INPUT_COUNT, TC_ERR_ARGUMENT, "unknown input %d", (int)input);
-  const tc_physics_batch *b = batch;
-  const int num_fields = (int)b->num_fields;
-  switch (input) { /* the function-space transforms of src/fem */
-  case TC_INPUT_VALUES:
-    return tc_hgrad_values(b->num_cells, num_fields, b->num_points, b->ref_values, NULL, layout,
-                           precision, output);
-  case TC_INPUT_WEIGHTED_VALUES:
-    return tc_hgrad_values(b->num_cells, num_fields, b->num_points, b->ref_values, b->measures,
-                           layout, precision, output);
-  case TC_INPUT_GRADIENTS:
-    return tc_hgrad_gradients(b->num_cells, num_fields, b->num_points, b->ref_gradients,
-                              b->inverse_jacobians, NULL, layout, precision, output);
-  case TC_INPUT_WEIGHTED_GRADIENTS:
-    return tc_hgrad_gradients(b->num_cells, num_fields, b->num_points, b->ref_gradients,
-                              b->inverse_jacobians, b->measures, layout, precision, output);
-  default:
-    break;
-  }
-  int64_t dims[5], strides[5];
-  const int rank = input_dims(input, batch->num_cells, batch->num_fields, batch->num_points, dims);
-  TC_CALL(tc_fem_layout_strides(layout, rank, dims, strides));
-  const int64_t per_cell =
-      tc_physics_input_count(input, 1, batch->num_fields, batch->num_points);
-  /* Where each of a cell's entries (row-major over the indices after the
-   * cell one) lands relative to the cell's first entry, in this layout. */
-  int64_t *offsets;
-  TC_CALLOC(offsets, per_cell);
-  int64_t index[5] = {0}, offset = 0;
-  for (int64_t e = 0; e < per_cell; ++e) {
-    offsets[e] = offset;
-    for (int k = rank - 1; k >= 1; --k) {
-      offset += strides[k];
-      if (++index[k] < dims[k])
-        break;
-      offset -= strides[k] * dims[k];
-      index[k] = 0;
-    }
-  }
-  int failed = 0;
-#pragma omp parallel reduction(| : failed)
-  {
-    double *scratch = malloc((size_t)per_cell * sizeof *scratch);
-    failed = scratch == NULL;
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < batch->num_cells; ++c) {
-      if (failed)
-        continue;
-      cell_values(input, batch, fields, c, scratch);
-      if (precision == TC_DOUBLE) {
-        double *cell = (double *)output + c * strides[0];
-        for (int64_t e = 0; e < per_cell; ++e)
-          cell[offsets[e]] = scratch[e];
-      } else {
-        float *cell = (float *)output + c * strides[0];
-        for (int64_t e = 0; e < per_cell; ++e)
-          cell[offsets[e]] = (float)scratch[e];
-      }
-    }
-    free(scratch);
-  }
-  free(offsets);
-  TC_CHECK(!failed, TC_ERR_MEMORY, "out of memory building contraction inputs");
-  return TC_SUCCESS;
 }
 
 void tc_physics_nodal_u(const tc_physics_fields *fields, int64_t num_nodes, const double *coords,

@@ -1,8 +1,8 @@
 /* tc_physics: the finite-element problem the assembly loop forms with the
  * nine contractions: which arrays feed which kernel (mass, diffusion and
- * elasticity stiffness, three load vectors, three cell integrals), the
- * manufactured fields they use, and the builders that write those arrays in
- * the contraction's layout and precision. */
+ * elasticity stiffness, three load vectors, three cell integrals) and the
+ * manufactured fields they use. The CPU builder of those arrays is
+ * tc_physics_builder, its GPU twin tc_physics_cuda. */
 #ifndef TC_PHYSICS_H
 #define TC_PHYSICS_H
 
@@ -58,6 +58,11 @@ tc_contraction tc_physics_contraction(tc_kernel kernel, int64_t num_cells, int64
 int64_t tc_physics_input_count(tc_physics_input input, int64_t num_cells, int64_t num_fields,
                                int64_t num_points);
 
+/// Logical extents of an input array for a batch, cell index first (the
+/// shapes listed with tc_physics_input); returns the logical rank.
+int tc_physics_input_dims(tc_physics_input input, int64_t num_cells, int64_t num_fields,
+                          int64_t num_points, int64_t dims[5]);
+
 /// Geometry and basis of one batch, host memory, double, row-major.
 typedef struct {
   int64_t num_cells, num_fields, num_points;
@@ -65,15 +70,10 @@ typedef struct {
   const double *ref_values;        ///< (F,P) reference basis values
   const double *ref_gradients;     ///< (F,P,3) reference basis gradients
   const double *inverse_jacobians; ///< (C,P,3,3)
-  const double *gradients;         ///< (C,F,P,3) physical basis gradients
+  const double *gradients;         ///< (C,F,P,3) physical basis gradients (the fused path
+                                   ///< reads them; tc_physics_builder forms its own)
   const double *node_coords;       ///< (C,F,3) node coordinates per cell
 } tc_physics_batch;
-
-/// Writes one input array for the batch into output (host memory), in the
-/// layout and precision given. OpenMP threads over cells. Not collective.
-tc_err tc_physics_build_input(tc_physics_input input, const tc_physics_batch *batch,
-                              const tc_physics_fields *fields, tc_layout layout,
-                              tc_precision precision, void *output);
 
 /// Nodal values of u (one per node) and w (three per node) at node coordinates
 /// coords [num_nodes][3].

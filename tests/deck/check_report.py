@@ -36,11 +36,13 @@ def main():
     expect([d["rank"] for d in run["devices"]] == list(range(ranks)), "device ranks")
     expect(all(d["device"] == 'test device "%d" of rank %d' % (r, r)
                for r, d in enumerate(run["devices"])), "device descriptions")
+    expect(run["workset"] == {"cells_per_batch": 7, "batches_per_step": 3, "chosen_by": "loop",
+                              "rule": "a test's rule"}, "workset %r" % run.get("workset"))
     deck = report["deck"]
     expect("[mesh]\n" in deck and "\ncells = 4 4 4\n" in deck, "deck text")
     expect('\nlabel = "report test"\n' in deck, "deck label")
     phases = report["phases"]
-    expect(len(phases) == 18 and "FieldFieldTensor" in phases and "total" in phases, "phases")
+    expect(len(phases) == 26 and "FieldFieldTensor" in phases and "total" in phases, "phases")
     assemble = phases["assemble"]
     expect(assemble["min_s"] == 1.0 and assemble["max_s"] == float(ranks), "assemble min/max")
     expect(abs(assemble["avg_s"] - (ranks + 1) / 2) < 1e-12, "assemble avg")
@@ -53,6 +55,14 @@ def main():
     expect(isinstance(figures[1]["value"], float) and figures[1]["value"] == 1e-9, "1e-9")
     expect(math.isnan(figures[2]["value"]) and figures[2]["unit"] == "", "nan")
     expect(figures[3]["value"] == -math.inf, "-inf")
+    roofline = report["roofline"]
+    expect(roofline["ceilings"] == {"measured": True, "copy_GB_s": 50.0, "fma_GFLOP_s": 100.0,
+                                    "source": "given by the test"}, "ceilings %r" % roofline)
+    expect(list(roofline["phases"]) == ["FieldFieldScalar", "loop"], "roofline rows")
+    row = roofline["phases"]["FieldFieldScalar"]
+    expect(row["bytes_per_cell"] == 4000.0 and row["flops_per_cell"] == 3500.0 and
+           row["seconds"] == 0.5 and row["GB_s"] == 25.0 and row["GFLOP_s"] == 10.0, "row %r" % row)
+    expect(row["copy_fraction"] == 0.5 and row["fma_fraction"] == 0.1, "fractions %r" % row)
     checks = report["checks"]
     expect([c["passed"] for c in checks] == [True, False, False], "check outcomes")
     expect([c["skipped"] for c in checks] == [False, True, False], "skipped checks")

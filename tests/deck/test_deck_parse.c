@@ -17,8 +17,8 @@ static const char *const all_keys[] = {
     "element.quadrature",  "physics.kernels",      "run.label",        "run.backend",
     "run.threads",         "run.layout",           "run.variant",      "run.precision",
     "run.tuning",          "run.tuning_on_error",
-    "run.steps",           "run.batch_cells",      "run.gpu_sharing",  "run.exchange",
-    "run.inputs",
+    "run.steps",           "run.batch_cells",      "run.roofline",     "run.gpu_sharing",
+    "run.exchange",        "run.inputs",
     "verify.checks",       "verify.tolerance",
     "verify.tolerance_float", "output.path",       "output.overwrite", "output.element_matrices",
     "output.report",
@@ -36,7 +36,7 @@ static bool same_config(const tc_config *a, const tc_config *b) {
          a->quadrature == b->quadrature && strcmp(a->label, b->label) == 0 &&
          a->backend == b->backend && a->threads == b->threads && a->layout == b->layout &&
          a->variant == b->variant && a->precision == b->precision && a->steps == b->steps &&
-         a->batch_cells == b->batch_cells &&
+         a->batch_cells == b->batch_cells && a->roofline == b->roofline &&
          a->gpu_sharing == b->gpu_sharing && a->exchange == b->exchange &&
          strcmp(a->tuning, b->tuning) == 0 && a->tuning_on_error == b->tuning_on_error &&
          a->checks == b->checks &&
@@ -56,6 +56,7 @@ static void test_defaults(void) {
   EXPECT_STREQ(config.label, "hex");
   EXPECT(config.backend == TC_BACKEND_OPENMP, "backend");
   EXPECT(config.threads == 0 && config.steps == 2 && !config.gpu_sharing, "run");
+  EXPECT(config.roofline, "roofline");
   EXPECT(config.exchange == TC_EXCHANGE_HOST, "exchange");
   EXPECT(config.layout == TC_CONFIG_LAYOUT_AUTO && config.variant == TC_VARIANT_AUTO, "auto");
   EXPECT_STREQ(config.tuning, "none");
@@ -106,6 +107,7 @@ static void test_good_deck(void) {
       "variant = reference\n"
       "precision = float\n"
       "steps = +7\n"
+      "roofline = no\n"
       "gpu_sharing = yes\n"
       "[verify]\n"
       "checks = Off\n"
@@ -130,6 +132,7 @@ static void test_good_deck(void) {
   EXPECT(config.backend == TC_BACKEND_SERIAL && config.threads == 3, "backend");
   EXPECT(config.layout == TC_LAYOUT_LEFT && config.variant == TC_VARIANT_REFERENCE, "layout");
   EXPECT(config.precision == TC_FLOAT && config.steps == 7 && config.gpu_sharing, "run");
+  EXPECT(!config.roofline, "roofline off");
   EXPECT(config.checks == TC_CHECKS_OFF && config.tolerance == 2.5e-12, "verify");
   EXPECT(config.tolerance_float == 0.001, "tolerance_float");
   EXPECT_STREQ(config.path, "results/out.h5");

@@ -46,6 +46,14 @@ static void test_report(const char *path) {
   tc_timers_destroy(&timers);
   tc_report_set_times(report, stats);
 
+  REQUIRE_CALL(tc_report_set_workset(report, 7, 3, true, "a test's rule"));
+  /* Two roofline rows against 50 GB/s and 100 GFLOP/s: 25 GB/s and 10 GFLOP/s
+   * make fractions 0.5 and 0.1. */
+  tc_report_ceilings ceilings = {true, 50e9, 100e9, "given by the test"};
+  tc_report_roofline_row rows[2] = {{"FieldFieldScalar", 4000.0, 3500.0, 0.5, 25e9, 10e9},
+                                    {"loop", 8000.0, 3500.0, 1.0, 40e9, 5e9}};
+  REQUIRE_CALL(tc_report_set_roofline(report, &ceilings, rows, 2));
+
   REQUIRE_CALL(tc_report_add_figure(report, "assembly rate", 1.5e6, "cells/s"));
   REQUIRE_CALL(tc_report_add_figure(report, "weird: \"quoted\" \\ name\t#", 1e-9, "GFLOP/s"));
   REQUIRE_CALL(tc_report_add_figure(report, "not a number", NAN, ""));
@@ -95,6 +103,15 @@ static void test_report(const char *path) {
       EXPECT(strstr(text, "stiffness annihilates linear field FAIL   0.0005      1e-09\n"),
              "failed check:\n%s", text);
       EXPECT(strstr(text, "assemble "), "summary lists assemble:\n%s", text);
+      EXPECT(strstr(text, "workset (rank 0): 7 cells a batch (sized by the loop: a test's rule), "
+                          "3 batches a step\n"),
+             "workset:\n%s", text);
+      EXPECT(strstr(text, "loop roofline against copy 50.0 GB/s and FMA 100.0 GFLOP/s "
+                          "(given by the test):\n"),
+             "roofline header:\n%s", text);
+      EXPECT(strstr(text, "FieldFieldScalar           4.00        3.50     25.00     10.00   "
+                          "50.0   10.0\n"),
+             "roofline row:\n%s", text);
       EXPECT(strstr(text, "exact Q2 integral                  SKIP   quadrature: \"1 point\""),
              "skipped check:\n%s", text);
       EXPECT(!strstr(text, "geometry"), "summary skips untimed phases:\n%s", text);

@@ -1,7 +1,7 @@
 /* test_deck_timers: the phase list (names written out here independently,
  * kernel phases named by tc_kernel_name), start/stop misuse, a measured
- * interval, and the min/avg/max reduction over ranks with known per-rank
- * times. */
+ * interval, nested phases timed exclusively (total beside them), and the
+ * min/avg/max reduction over ranks with known per-rank times. */
 #include <math.h>
 
 #include "deck_test.h"
@@ -9,10 +9,11 @@
 
 static void test_names(void) {
   const char *const expected[] = {
-      "mesh", "geometry", "basis", "FieldFieldScalar", "FieldFieldVector", "FieldFieldTensor",
-      "DataFieldScalar", "DataFieldVector", "DataFieldTensor", "DataDataScalar",
-      "DataDataVector", "DataDataTensor", "fused_elasticity", "assemble", "exchange", "checks",
-      "output", "total"};
+      "startup", "device", "roofline", "mesh", "setup", "upload", "first_touch", "geometry",
+      "basis", "FieldFieldScalar", "FieldFieldVector", "FieldFieldTensor", "DataFieldScalar",
+      "DataFieldVector", "DataFieldTensor", "DataDataScalar", "DataDataVector",
+      "DataDataTensor", "fused_elasticity", "assemble", "exchange", "wait", "copy_back",
+      "checks", "output", "total"};
   EXPECT(TC_PHASE_COUNT == sizeof expected / sizeof expected[0], "%d phases",
          (int)TC_PHASE_COUNT);
   for (int p = 0; p < TC_PHASE_COUNT && p < (int)(sizeof expected / sizeof expected[0]); p++)
@@ -22,7 +23,7 @@ static void test_names(void) {
   EXPECT(tc_phase_of_kernel(TC_FIELD_FIELD_SCALAR) == TC_PHASE_FIELD_FIELD_SCALAR, "ffs");
   EXPECT(tc_phase_of_kernel(TC_DATA_DATA_TENSOR) == TC_PHASE_DATA_DATA_TENSOR, "ddt");
   EXPECT_STREQ(tc_phase_name(TC_PHASE_COUNT), "unknown");
-  EXPECT(TC_PHASE_MESH == 0 && TC_PHASE_TOTAL == TC_PHASE_COUNT - 1, "enum order");
+  EXPECT(TC_PHASE_STARTUP == 0 && TC_PHASE_TOTAL == TC_PHASE_COUNT - 1, "enum order");
 }
 
 static void test_timing(void) {
@@ -58,6 +59,48 @@ static void test_timing(void) {
   EXPECT(timers == NULL, "destroy sets NULL");
 }
 
+/* Busy-waits for seconds on the timers' clock. */
+static void spin(double seconds) {
+  double begin = tc_wall_seconds();
+  while (tc_wall_seconds() - begin < seconds) {
+  }
+}
+
+/* setup 30 ms, inside it first_touch 20 ms (twice 10), then setup 10 ms more:
+ * setup gets only its own 40 ms, first_touch its 20, total (running beside
+ * them) all 60; stopping setup while first_touch runs inside it is misuse. */
+static void test_nesting(void) {
+  tc_timers *timers;
+  REQUIRE_CALL(tc_timers_create(&timers));
+  REQUIRE_CALL(tc_timer_start(timers, TC_PHASE_TOTAL));
+  REQUIRE_CALL(tc_timer_start(timers, TC_PHASE_SETUP));
+  spin(0.03);
+  for (int i = 0; i < 2; i++) {
+    REQUIRE_CALL(tc_timer_start(timers, TC_PHASE_FIRST_TOUCH));
+    if (i == 0) {
+      EXPECT(tc_timer_stop(timers, TC_PHASE_SETUP) == TC_ERR_INTERNAL, "outer stopped first");
+      EXPECT_STREQ(tc_error_message(), "timer 'setup' stopped while 'first_touch' runs inside it");
+      tc_error_clear();
+    }
+    spin(0.01);
+    REQUIRE_CALL(tc_timer_stop(timers, TC_PHASE_FIRST_TOUCH));
+  }
+  spin(0.01);
+  REQUIRE_CALL(tc_timer_stop(timers, TC_PHASE_SETUP));
+  REQUIRE_CALL(tc_timer_stop(timers, TC_PHASE_TOTAL));
+  const double setup = tc_timer_seconds(timers, TC_PHASE_SETUP);
+  const double touch = tc_timer_seconds(timers, TC_PHASE_FIRST_TOUCH);
+  const double total = tc_timer_seconds(timers, TC_PHASE_TOTAL);
+  EXPECT(setup >= 0.04, "setup %g s", setup);
+  EXPECT(touch >= 0.02, "first_touch %g s", touch);
+  EXPECT(fabs(setup + touch - total) < 1e-3, "setup %g + first_touch %g = total %g", setup,
+         touch, total);
+  EXPECT(tc_timer_count(timers, TC_PHASE_SETUP) == 1 &&
+             tc_timer_count(timers, TC_PHASE_FIRST_TOUCH) == 2,
+         "one setup interval, two first touches");
+  tc_timers_destroy(&timers);
+}
+
 static void test_reduce(void) {
   tc_timers *timers;
   REQUIRE_CALL(tc_timers_create(&timers));
@@ -85,6 +128,7 @@ int main(int argc, char **argv) {
   deck_test_init(&argc, &argv);
   test_names();
   test_timing();
+  test_nesting();
   test_reduce();
   return deck_test_finish("test_deck_timers");
 }

@@ -34,6 +34,7 @@
 #include "tc_mesh.h"
 #include "tc_parallel.h"
 #include "tc_physics.h"
+#include "tc_physics_builder.h"
 #include "tc_quadrature.h"
 
 enum { SKIP_CODE = 77, BATCH_CELLS = 15 };
