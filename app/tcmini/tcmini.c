@@ -298,13 +298,6 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   if (err == TC_SUCCESS)
     err = tc_report_set_workset(report, tc_loop_batch_cells(loop), tc_loop_num_batches(loop),
                                 config->batch_cells == 0, tc_loop_batch_rule(loop));
-  if (err == TC_SUCCESS)
-    for (int k = 0; k < TC_KERNEL_COUNT; ++k)
-      if (config->kernels[k] && !tc_loop_kernel_fused(loop, k) && err == TC_SUCCESS) {
-        err = tc_report_set_variant(report, k, tc_loop_variant(loop, k));
-        if (err == TC_SUCCESS)
-          err = tc_report_set_variant_choice(report, k, tc_loop_variant_choice(loop, k));
-      }
 
   double loop_seconds = 0.0, started = tc_wall_seconds(), shown = 0.0;
   for (int64_t step = 0; step < config->steps && err == TC_SUCCESS; ++step) {
@@ -324,6 +317,14 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     if (err == TC_SUCCESS)
       err = tc_timer_stop(timers, TC_PHASE_WAIT);
   }
+  /* the variants that ran, as the first step's probes left them */
+  if (err == TC_SUCCESS)
+    for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+      if (config->kernels[k] && !tc_loop_kernel_fused(loop, k) && err == TC_SUCCESS) {
+        err = tc_report_set_variant(report, k, tc_loop_variant(loop, k));
+        if (err == TC_SUCCESS)
+          err = tc_report_set_variant_choice(report, k, tc_loop_variant_choice(loop, k));
+      }
   /* The checks read the assembled matrices and the output the element
    * matrices: on a GPU these come to the host once, here, outside the loop's
    * time (in the copy_back phase). */

@@ -263,11 +263,21 @@ static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
     }
     tc_contraction shape = tc_physics_contraction(k, cells, loop->num_fields, loop->num_points,
                                                   loop->layout, loop->precision);
+    /* AUTO by the rules runs as AUTO once, so that the library may probe
+     * its candidates on this batch (tc_contract_set_probe); the variant it
+     * keeps runs from then on. */
+    const bool probe = !loop->probed[k] && loop->choices[k] == TC_CHOICE_RULE &&
+                       loop->variants[k] != TC_VARIANT_VENDOR;
     TC_CALL(tc_loop_clock_mark(loop->clock, tc_phase_of_kernel(k)));
-    TC_CALL(tc_contract(loop->contract, &shape, loop->variants[k],
+    TC_CALL(tc_contract(loop->contract, &shape, probe ? TC_VARIANT_AUTO : loop->variants[k],
                         loop->input_device[tc_physics_left_input(k)],
                         loop->input_device[tc_physics_right_input(k)], loop->output_device[k],
                         tc_device_stream(loop->device)));
+    if (probe) {
+      TC_CALL(tc_contract_choose(loop->contract, NULL, &shape, TC_VARIANT_AUTO, &loop->variants[k],
+                                 &loop->choices[k]));
+      loop->probed[k] = true;
+    }
     loop->kernel_flops[k] += tc_contraction_flops(&shape);
   }
   return TC_SUCCESS;

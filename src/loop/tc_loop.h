@@ -81,12 +81,13 @@ const char *tc_loop_batch_rule(const tc_loop *loop);
 /// Quadrature points per cell and scalar fields per cell.
 int64_t tc_loop_num_points(const tc_loop *loop);
 int64_t tc_loop_num_fields(const tc_loop *loop);
-/// The variant each selected kernel ran (as resolved by the backend).
+/// The variant each selected kernel runs (as resolved by the backend; after
+/// the first step, the one AUTO's first-call probe kept, where it probed).
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel);
 /// True if the kernel runs in the fused elasticity product (run.inputs =
 /// fused) rather than as a contraction of materialised inputs.
 bool tc_loop_kernel_fused(const tc_loop *loop, tc_kernel kernel);
-/// Where that variant came from: asked (run.variant), rule or tuning.
+/// Where that variant came from: asked (run.variant), rule, tuning or probe.
 tc_choice tc_loop_variant_choice(const tc_loop *loop, tc_kernel kernel);
 /// Floating-point operations of a kernel's contractions on this rank, summed over
 /// the steps run so far (the phase times are summed the same way).

@@ -32,6 +32,7 @@ struct tc_loop {
   tc_variant variants[TC_KERNEL_COUNT]; /* resolved once, run for every batch */
   tc_choice choices[TC_KERNEL_COUNT];   /* where each came from (tc_contract_choose) */
   bool fused[TC_KERNEL_COUNT]; ///< runs in the fused elasticity (run.inputs = fused)
+  bool probed[TC_KERNEL_COUNT]; ///< AUTO by the rules has run once (tc_contract's probe)
   bool any_fused;
   double kernel_flops[TC_KERNEL_COUNT];
   /// Reference basis (F,P), (F,P,3) and quadrature weights (P), host, double.
