@@ -57,6 +57,52 @@ tc_err tc_node_local_rank(MPI_Comm comm, int *local_rank, int *local_size) {
   return TC_SUCCESS;
 }
 
+tc_err tc_comm_dup(MPI_Comm comm, MPI_Comm *copy) {
+  *copy = MPI_COMM_NULL;
+  TC_MPI_CALL(MPI_Comm_dup(comm, copy));
+  return TC_SUCCESS;
+}
+
+void tc_comm_free(MPI_Comm *comm) {
+  if (comm != NULL && *comm != MPI_COMM_NULL)
+    (void)MPI_Comm_free(comm); /* sets *comm to MPI_COMM_NULL */
+}
+
+double tc_wtime(void) { return MPI_Wtime(); }
+
+/* Posts every receive and send, then waits for all of them. */
+static tc_err exchange(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
+                       const int64_t *offsets, int components, const double *send,
+                       double *receive, int tag, MPI_Request *requests) {
+  for (int n = 0; n < num_neighbors; ++n) {
+    int count = (int)((offsets[n + 1] - offsets[n]) * components);
+    TC_MPI_CALL(MPI_Irecv(&receive[offsets[n] * components], count, MPI_DOUBLE,
+                          neighbor_rank[n], tag, comm, &requests[n]));
+  }
+  for (int n = 0; n < num_neighbors; ++n) {
+    int count = (int)((offsets[n + 1] - offsets[n]) * components);
+    TC_MPI_CALL(MPI_Isend(&send[offsets[n] * components], count, MPI_DOUBLE, neighbor_rank[n],
+                          tag, comm, &requests[num_neighbors + n]));
+  }
+  TC_MPI_CALL(MPI_Waitall(2 * num_neighbors, requests, MPI_STATUSES_IGNORE));
+  return TC_SUCCESS;
+}
+
+tc_err tc_neighbor_exchange_double(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
+                                   const int64_t *offsets, int components, const double *send,
+                                   double *receive, int tag) {
+  enum { ON_STACK = 64 }; /* a 3-D box has at most 26 neighbours */
+  MPI_Request on_stack[2 * ON_STACK];
+  MPI_Request *requests = on_stack;
+  if (num_neighbors > ON_STACK)
+    TC_CALLOC(requests, 2 * (size_t)num_neighbors);
+  tc_err err = exchange(comm, num_neighbors, neighbor_rank, offsets, components, send, receive,
+                        tag, requests);
+  if (requests != on_stack)
+    free(requests);
+  return err;
+}
+
 /* True when message starts with "rank N: ": an error agreed on before (a
  * nested agreement), which must keep naming the rank that failed. */
 static bool names_a_rank(const char *message) {

@@ -52,6 +52,28 @@ tc_err tc_node_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
 /// library that cannot say). Not collective.
 bool tc_parallel_cuda_aware(void);
 
+/// Duplicates comm into *copy (a communicator of one's own, so that a
+/// module's messages cannot match another's). Collective on comm.
+tc_err tc_comm_dup(MPI_Comm comm, MPI_Comm *copy);
+
+/// Frees a communicator made by tc_comm_dup and sets it to MPI_COMM_NULL;
+/// MPI_COMM_NULL is fine. A failure cannot be reported (this runs on clean-up
+/// paths) and only leaks the handle. Collective on comm.
+void tc_comm_free(MPI_Comm *comm);
+
+/// Wall-clock seconds since an arbitrary origin (MPI_Wtime). Not collective.
+double tc_wtime(void);
+
+/// Exchanges doubles with neighbouring ranks: for n < num_neighbors, sends
+/// send[offsets[n]*components .. offsets[n+1]*components) to neighbor_rank[n]
+/// and receives as many into receive at the same place, all messages at
+/// once, then waits for all of them. Each neighbour must call it with this
+/// rank among its neighbours and the same counts and tag. Collective among
+/// the neighbours.
+tc_err tc_neighbor_exchange_double(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
+                                   const int64_t *offsets, int components, const double *send,
+                                   double *receive, int tag);
+
 /// Agrees on failure: every rank passes its own status and all return the
 /// same one. If any rank failed, the error of the lowest failing rank (code,
 /// message prefixed with "rank N: " when the job has several ranks, unless

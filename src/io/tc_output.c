@@ -86,9 +86,10 @@ tc_err tc_output_create(MPI_Comm comm, const char *path, bool overwrite, const t
   writer->fail_rank = -1;
   writer->mesh = mesh;
   writer->overwrite = overwrite;
-  if (MPI_Comm_dup(comm, &writer->comm) != MPI_SUCCESS) {
+  tc_err duplicated = tc_comm_dup(comm, &writer->comm);
+  if (duplicated != TC_SUCCESS) {
     free(writer);
-    TC_FAIL(TC_ERR_MPI, "MPI_Comm_dup failed on the output communicator");
+    return duplicated;
   }
   writer->rank = tc_rank(writer->comm);
   writer->size = tc_size(writer->comm);
@@ -115,9 +116,7 @@ void tc_output_destroy(tc_output **output) {
     return;
   tc_output *writer = *output;
   tc_output_free_fields(writer);
-  /* Destroy cannot report: a failure to free the duplicate only leaks it. */
-  if (writer->comm != MPI_COMM_NULL)
-    (void)MPI_Comm_free(&writer->comm);
+  tc_comm_free(&writer->comm);
   free(writer);
   *output = NULL;
 }
@@ -280,7 +279,7 @@ tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_outp
     if (tracked == TC_SUCCESS)
       tracked = tc_fault_track_temporary(xdmf_temporary);
     err = tc_parallel_agree(output->comm, tracked); /* start the clock together */
-    start = MPI_Wtime();
+    start = tc_wtime();
   }
   if (err == TC_SUCCESS)
     err = tc_parallel_agree(output->comm, open_file(output, h5_temporary, &s));
@@ -299,7 +298,7 @@ tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_outp
     }
     err = tc_parallel_agree(output->comm, local);
   }
-  double seconds = MPI_Wtime() - start;
+  double seconds = tc_wtime() - start;
   if (named && err != TC_SUCCESS) {
     /* Nothing may remain: rank 0 removes the temporary files, and everyone
      * waits for that, so that no rank returns while they still exist. */

@@ -492,7 +492,7 @@ tc_err tc_mesh_create(MPI_Comm comm, const tc_mesh_options *options, tc_mesh **m
   TC_CALL(tc_parallel_agree(comm, status));
 
   MPI_Comm dup;
-  TC_MPI_CALL(MPI_Comm_dup(comm, &dup));
+  TC_CALL(tc_comm_dup(comm, &dup));
   tc_mesh *created = calloc(1, sizeof *created);
   if (created == NULL) {
     status = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
@@ -506,7 +506,7 @@ tc_err tc_mesh_create(MPI_Comm comm, const tc_mesh_options *options, tc_mesh **m
     /* Already failing: a failed free of the duplicate could only be reported
      * on top of the agreed error, so its code is not looked at. */
     if (created == NULL)
-      MPI_Comm_free(&dup);
+      tc_comm_free(&dup);
     tc_mesh_destroy(&created);
     return status;
   }
@@ -518,8 +518,7 @@ void tc_mesh_destroy(tc_mesh **mesh) {
   if (mesh == NULL || *mesh == NULL)
     return;
   tc_mesh *m = *mesh;
-  /* Nothing can be reported from here; a failing MPI_Comm_free leaks a handle. */
-  MPI_Comm_free(&m->comm);
+  tc_comm_free(&m->comm);
   free(m->coords);
   free(m->node_global_id);
   free(m->node_owner);
@@ -580,20 +579,9 @@ void tc_mesh_get_exchange_plan(const tc_mesh *mesh, tc_mesh_exchange_plan *plan)
 
 tc_err tc_mesh_exchange_packed(const tc_mesh *mesh, int components, const double *send,
                                double *receive) {
-  const int64_t *offsets = mesh->neighbor_offsets;
-  MPI_Request requests[2 * MAX_NEIGHBORS];
-  for (int n = 0; n < mesh->num_neighbors; ++n) {
-    int count = (int)((offsets[n + 1] - offsets[n]) * components);
-    TC_MPI_CALL(MPI_Irecv(&receive[offsets[n] * components], count, MPI_DOUBLE,
-                          mesh->neighbor_rank[n], EXCHANGE_TAG, mesh->comm, &requests[n]));
-  }
-  for (int n = 0; n < mesh->num_neighbors; ++n) {
-    int count = (int)((offsets[n + 1] - offsets[n]) * components);
-    TC_MPI_CALL(MPI_Isend(&send[offsets[n] * components], count, MPI_DOUBLE, mesh->neighbor_rank[n],
-                          EXCHANGE_TAG, mesh->comm, &requests[mesh->num_neighbors + n]));
-  }
-  TC_MPI_CALL(MPI_Waitall(2 * mesh->num_neighbors, requests, MPI_STATUSES_IGNORE));
-  return TC_SUCCESS;
+  return tc_neighbor_exchange_double(mesh->comm, mesh->num_neighbors, mesh->neighbor_rank,
+                                     mesh->neighbor_offsets, components, send, receive,
+                                     EXCHANGE_TAG);
 }
 
 static tc_err exchange_and_sum(const tc_mesh *mesh, double *values, int components, double *send,
