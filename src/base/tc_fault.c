@@ -25,6 +25,7 @@ static const fault_point points[] = {
     {"alloc", TC_ERR_MEMORY, "out of memory"},
     {"step", TC_ERR_INTERNAL, "an assembly step failed"},
     {"io", TC_ERR_IO, "I/O error writing the results file"},
+    {"publish", TC_ERR_IO, "I/O error publishing the results file"},
 };
 enum { NUM_POINTS = sizeof points / sizeof points[0], MAX_FAULTS = 8, SETTING_MAX = 256 };
 
@@ -127,7 +128,7 @@ tc_err tc_fault_check(const char *point) {
     return TC_SUCCESS;
   TC_CHECK(!injection.malformed, TC_ERR_ARGUMENT,
            "TCMINI_FAULT='%s': expected a comma-separated list of point[:rank=R][:at=N][:mark=FILE] with "
-           "point alloc, step or io (at most %d)",
+           "point alloc, step, io or publish (at most %d)",
            injection.setting, MAX_FAULTS);
   int index = point_index(point, strlen(point));
   TC_CHECK(index >= 0, TC_ERR_INTERNAL, "tc_fault_check: unknown fault point '%s'", point);

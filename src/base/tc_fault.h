@@ -21,7 +21,9 @@ enum { TC_FAULT_MAX_TEMPORARIES = 4, TC_FAULT_PATH_MAX = 4096 };
 /// failing, so that a test can wait for a run to get that far).
 /// Points and the codes they fail with: "alloc" (TC_ERR_MEMORY, the loop's
 /// allocations), "step" (TC_ERR_INTERNAL, the start of an assembly step),
-/// "io" (TC_ERR_IO, after a dataset of the results file is written). A
+/// "io" (TC_ERR_IO, after a dataset of the results file is written),
+/// "publish" (TC_ERR_IO, when both results files are complete, before they
+/// are published). A
 /// malformed TCMINI_FAULT fails every check with TC_ERR_ARGUMENT, and after a
 /// tc_fault_signal_received every check fails with TC_ERR_INTERRUPTED. Main
 /// thread only; not collective.

@@ -1,10 +1,13 @@
 /* tc_signals: the SIGINT/SIGTERM handler and its poll (see tc_signals.h). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* prctl */
 #include "tc_signals.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include "tc_fault.h"
 
@@ -18,6 +21,23 @@ static void on_signal(int signal_number) {
   received = signal_number;
   tc_fault_signal_received(signal_number);
   errno = saved_errno;
+}
+
+/* A rank started by Open MPI's launcher (its parent: mpirun, or the
+ * launcher's daemon on other nodes) asks for SIGTERM when that parent dies.
+ * When mpirun is killed outright (SIGKILL: a scheduler, the out-of-memory
+ * killer), its ranks then still get to delete their temporary files, instead
+ * of being torn down without a word. Not for other parents: a rank started
+ * by a shell or a wrapper script stays independent of it. */
+static tc_err follow_launcher(void) {
+  if (getenv("OMPI_COMM_WORLD_SIZE") == NULL)
+    return TC_SUCCESS;
+  pid_t parent = getppid();
+  TC_CHECK(prctl(PR_SET_PDEATHSIG, SIGTERM) == 0, TC_ERR_INTERNAL,
+           "cannot ask for a signal when the launcher dies: %s", strerror(errno));
+  if (getppid() != parent) /* it died before the request */
+    raise(SIGTERM);
+  return TC_SUCCESS;
 }
 
 tc_err tc_signals_install(void) {
@@ -34,7 +54,7 @@ tc_err tc_signals_install(void) {
   for (size_t i = 0; i < sizeof handled / sizeof handled[0]; ++i)
     TC_CHECK(sigaction(handled[i], &action, NULL) == 0, TC_ERR_INTERNAL,
              "cannot install the handler of signal %d: %s", handled[i], strerror(errno));
-  return TC_SUCCESS;
+  return follow_launcher();
 }
 
 tc_err tc_signals_check(void) {
@@ -43,4 +63,27 @@ tc_err tc_signals_check(void) {
     return TC_SUCCESS;
   TC_FAIL(TC_ERR_INTERRUPTED, "interrupted by %s: the run stopped early",
           signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal");
+}
+
+/* The set tc_signals_hold blocks. */
+static tc_err held_set(sigset_t *set) {
+  TC_CHECK(sigemptyset(set) == 0 && sigaddset(set, SIGINT) == 0 && sigaddset(set, SIGTERM) == 0,
+           TC_ERR_INTERNAL, "cannot make a signal set: %s", strerror(errno));
+  return TC_SUCCESS;
+}
+
+tc_err tc_signals_hold(void) {
+  sigset_t set;
+  TC_CALL(held_set(&set));
+  TC_CHECK(sigprocmask(SIG_BLOCK, &set, NULL) == 0, TC_ERR_INTERNAL,
+           "cannot hold signals back: %s", strerror(errno));
+  return TC_SUCCESS;
+}
+
+tc_err tc_signals_release(void) {
+  sigset_t set;
+  TC_CALL(held_set(&set));
+  TC_CHECK(sigprocmask(SIG_UNBLOCK, &set, NULL) == 0, TC_ERR_INTERNAL,
+           "cannot release held signals: %s", strerror(errno));
+  return TC_SUCCESS;
 }

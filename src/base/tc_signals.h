@@ -18,4 +18,13 @@ tc_err tc_signals_install(void);
 /// to tc_parallel_agree so that every rank stops at the same point.
 tc_err tc_signals_check(void);
 
+/// Holds SIGINT and SIGTERM back (blocks them) until tc_signals_release,
+/// for a few steps that must not be stopped half-way (the renames that
+/// publish the results files); a signal that arrives meanwhile is delivered
+/// at the release. Not nested. Not collective.
+tc_err tc_signals_hold(void);
+
+/// Delivers the signals held back since tc_signals_hold. Not collective.
+tc_err tc_signals_release(void);
+
 #endif
