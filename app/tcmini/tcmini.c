@@ -292,6 +292,8 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     if (err == TC_SUCCESS)
       err = tc_timer_stop(timers, TC_PHASE_OUTPUT);
   }
+  if (err == TC_SUCCESS && output && tc_output_note(output)[0]) /* rank 0's, about the path */
+    fprintf(stderr, "tcmini: note: %s\n", tc_output_note(output));
   if (err == TC_SUCCESS)
     err = agree(timers, tc_loop_create(config, mesh, device, tuning, timers, &loop));
   tc_tuning_destroy(&tuning); /* the loop chose its variants */

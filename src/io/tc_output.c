@@ -1,28 +1,28 @@
 /* tc_output: the parallel HDF5 results file and its XDMF companion: the
- * writer handle, and the write sequence that every rank goes through
- * together (temporary file, contents, close, XDMF file, publication). */
+ * writer handle, and the write sequence every rank goes through together.
+ *
+ * The sequence: rank 0 lays the file out in memory with HDF5
+ * (tc_output_layout: everything but the datasets' rows, and where each
+ * dataset's rows go); the file is created under a temporary name with its
+ * whole size reserved on the file system; every rank writes its rows and
+ * rank 0 the layout through MPI-IO, the file is flushed, read back and
+ * checked (tc_output_transfer); rank 0 writes the XDMF file, and both are
+ * published as a pair (tc_output_publish). Every step is agreed over the
+ * ranks, and a failure anywhere removes the temporary files and leaves the
+ * final names as they were. */
 #include "tc_output.h"
 
-#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-
-#include <hdf5.h>
 
 #include "tc_fault.h"
 #include "tc_h5.h"
 #include "tc_output_impl.h"
+#include "tc_signals.h"
 #include "tc_xdmf.h"
-
-/* Datasets of 1 MiB or more start on 1 MiB boundaries: the stripe size of
- * Lustre's default layout and a divisor of GPFS block sizes, so the file
- * domains of collective buffering line up with the file system's locks.
- * Smaller objects are packed (aligning them would only leave holes). */
-static const hsize_t alignment_threshold = 1 << 20;
-static const hsize_t alignment_bytes = 1 << 20;
 
 static tc_err check_mesh(const tc_output *output) {
   const tc_mesh_local *part = tc_mesh_local_part(output->mesh);
@@ -76,6 +76,25 @@ static tc_err set_paths(tc_output *output, const char *path) {
   return TC_SUCCESS;
 }
 
+void tc_output_add_note(tc_output *output, const char *fmt, ...) {
+  size_t used = strlen(output->note);
+  if (used > 0 && used + 1 < sizeof output->note)
+    output->note[used++] = ' ', output->note[used] = '\0';
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(output->note + used, sizeof output->note - used, fmt, args);
+  va_end(args);
+}
+
+/* Rank 0: the directory, then the lock, then what dead runs left, then the
+ * final names (which the recovery may have changed). */
+static tc_err claim_destination(tc_output *output) {
+  TC_CALL(tc_output_check_directory(output));
+  TC_CALL(tc_output_lock(output));
+  TC_CALL(tc_output_recover(output));
+  return tc_output_check_destination(output);
+}
+
 tc_err tc_output_create(MPI_Comm comm, const char *path, bool overwrite, const tc_mesh *mesh,
                         tc_output **output) {
   TC_CHECK(output != NULL && mesh != NULL && path != NULL, TC_ERR_ARGUMENT,
@@ -84,6 +103,7 @@ tc_err tc_output_create(MPI_Comm comm, const char *path, bool overwrite, const t
   tc_output *writer;
   TC_CALLOC(writer, 1);
   writer->fail_rank = -1;
+  writer->lock_fd = -1;
   writer->mesh = mesh;
   writer->overwrite = overwrite;
   tc_err duplicated = tc_comm_dup(comm, &writer->comm);
@@ -100,9 +120,17 @@ tc_err tc_output_create(MPI_Comm comm, const char *path, bool overwrite, const t
   err = tc_parallel_agree(writer->comm, err);
   if (err == TC_SUCCESS)
     err = tc_parallel_agree(writer->comm, check_mesh_totals(writer));
-  if (err == TC_SUCCESS)
-    err = tc_parallel_agree(writer->comm,
-                            writer->rank == 0 ? tc_output_check_destination(writer) : TC_SUCCESS);
+  if (err == TC_SUCCESS) {
+    tc_err claimed = writer->rank == 0 ? claim_destination(writer) : TC_SUCCESS;
+    if (claimed != TC_SUCCESS && writer->note[0]) {
+      /* The writer and its note go: keep what the note says in the error. */
+      char message[1024 + TC_OUTPUT_NOTE_BYTES];
+      snprintf(message, sizeof message, "%s (found on the path first: %s)", tc_error_message(),
+               writer->note);
+      tc_error_adopt(claimed, message, tc_error_origin());
+    }
+    err = tc_parallel_agree(writer->comm, claimed);
+  }
   if (err != TC_SUCCESS) {
     tc_output_destroy(&writer);
     return err;
@@ -115,6 +143,7 @@ void tc_output_destroy(tc_output **output) {
   if (output == NULL || *output == NULL)
     return;
   tc_output *writer = *output;
+  tc_output_unlock(writer);
   tc_output_free_fields(writer);
   tc_comm_free(&writer->comm);
   free(writer);
@@ -123,6 +152,7 @@ void tc_output_destroy(tc_output **output) {
 
 const char *tc_output_h5_path(const tc_output *output) { return output->h5_path; }
 const char *tc_output_xdmf_path(const tc_output *output) { return output->xdmf_path; }
+const char *tc_output_note(const tc_output *output) { return output->note; }
 
 tc_err tc_output_fail_after(tc_output *output, const char *dataset_path, int rank) {
   TC_CHECK(strlen(dataset_path) < sizeof output->fail_after, TC_ERR_ARGUMENT,
@@ -130,70 +160,6 @@ tc_err tc_output_fail_after(tc_output *output, const char *dataset_path, int ran
   snprintf(output->fail_after, sizeof output->fail_after, "%s", dataset_path);
   output->fail_rank = rank;
   return TC_SUCCESS;
-}
-
-static tc_err open_file(const tc_output *output, const char *temporary, tc_output_session *s) {
-  hid_t access_list;
-  TC_H5_CALL(access_list = H5Pcreate(H5P_FILE_ACCESS));
-  tc_err err = TC_SUCCESS;
-  if (H5Pset_fapl_mpio(access_list, output->comm, MPI_INFO_NULL) < 0 ||
-      H5Pset_all_coll_metadata_ops(access_list, 1) < 0 ||
-      H5Pset_coll_metadata_write(access_list, 1) < 0 ||
-      H5Pset_alignment(access_list, alignment_threshold, alignment_bytes) < 0)
-    err = tc_h5_failure("H5Pset_fapl_mpio", __FILE__, __LINE__, __func__);
-  if (err == TC_SUCCESS &&
-      (s->file = H5Fcreate(temporary, H5F_ACC_EXCL, H5P_DEFAULT, access_list)) < 0)
-    err = tc_h5_failure("H5Fcreate", __FILE__, __LINE__, __func__);
-  if (H5Pclose(access_list) < 0 && err == TC_SUCCESS)
-    err = tc_h5_failure("H5Pclose", __FILE__, __LINE__, __func__);
-  TC_CALL(err);
-  TC_H5_CALL(s->transfer = H5Pcreate(H5P_DATASET_XFER));
-  TC_H5_CALL(H5Pset_dxpl_mpio(s->transfer, H5FD_MPIO_COLLECTIVE));
-  return TC_SUCCESS;
-}
-
-static tc_err put_root_attributes(const tc_output *output, hid_t root, const void *context) {
-  (void)output;
-  int64_t version = TC_OUTPUT_FORMAT_VERSION;
-  TC_CALL(tc_output_put_string_attribute(root, "format", "tcmini results"));
-  TC_CALL(tc_output_put_int64_attribute(root, "format_version", &version, 1));
-  return tc_output_put_string_attribute(root, "created", context);
-}
-
-static tc_err write_groups(const tc_output *output, tc_output_session *s, const char *created) {
-  TC_CALL(tc_output_group_attributes(output, s, "/", put_root_attributes, created));
-  TC_CALL(tc_output_make_group(s->file, "/mesh", "the hexahedral mesh in global numbering"));
-  TC_CALL(tc_output_make_group(s->file, "/cells", "per-cell fields, row = global cell id"));
-  TC_CALL(tc_output_make_group(s->file, "/nodes", "per-node fields, row = global node id"));
-  TC_CALL(tc_output_make_group(s->file, "/element_matrices",
-                               "per-cell matrices [cell][row][col], row = global cell id"));
-  return tc_output_make_group(s->file, "/run", "how the results were made");
-}
-
-static tc_err write_contents(const tc_output *output, tc_output_session *s,
-                             const tc_output_run_copy *run, const char *created) {
-  tc_output_mesh_rows rows;
-  memset(&rows, 0, sizeof rows);
-  tc_err err = tc_parallel_agree(output->comm, tc_output_build_mesh_rows(output, &rows));
-  if (err == TC_SUCCESS)
-    err = tc_parallel_agree(output->comm, write_groups(output, s, created));
-  if (err == TC_SUCCESS)
-    err = tc_output_write_mesh(output, s, &rows);
-  if (err == TC_SUCCESS)
-    err = tc_output_write_fields(output, s, &rows);
-  if (err == TC_SUCCESS)
-    err = tc_output_write_run(output, s, run, created);
-  tc_output_free_mesh_rows(&rows);
-  return err;
-}
-
-static tc_err close_file(tc_output_session *s) {
-  hid_t file = s->file;
-  tc_err err = tc_output_close_ids(&s->transfer, 1);
-  s->file = -1;
-  if (file >= 0 && H5Fclose(file) < 0)
-    err = tc_output_first_error(err, tc_h5_failure("H5Fclose", __FILE__, __LINE__, __func__));
-  return err;
 }
 
 /* Rank 0: the XDMF file under its temporary name. */
@@ -230,17 +196,78 @@ static void utc_now(char text[32]) {
     snprintf(text, 32, "unknown");
 }
 
-/* Rank 0 names the temporary files "<final>.tmp.<pid>.<nanoseconds>" (hex). */
-static tc_err temporary_suffix(const tc_output *output, char suffix[TC_OUTPUT_SUFFIX_BYTES]) {
-  memset(suffix, 0, TC_OUTPUT_SUFFIX_BYTES);
-  if (output->rank == 0) {
-    struct timespec now = {0, 0};
-    TC_CHECK(clock_gettime(CLOCK_REALTIME, &now) == 0, TC_ERR_INTERNAL, "clock_gettime failed: %s",
-             strerror(errno));
-    snprintf(suffix, TC_OUTPUT_SUFFIX_BYTES, ".tmp.%lx.%llx", (unsigned long)getpid(),
-             (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec);
+/* The datasets of rows: the mesh's, then the registered fields. */
+static tc_err list_datasets(const tc_output *output, tc_output_dataset **datasets, int *count) {
+  *count = TC_OUTPUT_MESH_DATASETS + output->num_fields;
+  TC_CALLOC(*datasets, *count);
+  tc_output_mesh_datasets(output, *datasets);
+  tc_output_field_datasets(output, *datasets + TC_OUTPUT_MESH_DATASETS);
+  return TC_SUCCESS;
+}
+
+/* Rank 0 lays out the file; every rank learns where each dataset's rows
+ * go and how large the file is. */
+static tc_err lay_out(const tc_output *output, tc_output_dataset *datasets, int count,
+                      const tc_output_run_info *run, const char *created,
+                      tc_output_layout *layout) {
+  memset(layout, 0, sizeof *layout);
+  int64_t *places = calloc((size_t)count + 2, sizeof *places);
+  tc_err err = places ? TC_SUCCESS
+                      : tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
+                                       "out of memory laying out the results file");
+  if (err == TC_SUCCESS && output->rank == 0) {
+    err = tc_output_lay_out(output, datasets, count, run, created, layout);
+    for (int i = 0; i < count && err == TC_SUCCESS; i++)
+      places[i] = datasets[i].offset;
+    places[count] = layout->file_bytes;
+    places[count + 1] = layout->small_bytes;
   }
-  return tc_broadcast(output->comm, suffix, TC_OUTPUT_SUFFIX_BYTES, 0);
+  err = tc_parallel_agree(output->comm, err);
+  if (err == TC_SUCCESS)
+    err = tc_broadcast(output->comm, places, (int64_t)(count + 2) * (int64_t)sizeof *places, 0);
+  if (err == TC_SUCCESS) {
+    for (int i = 0; i < count; i++)
+      datasets[i].offset = places[i];
+    layout->file_bytes = places[count];
+    layout->small_bytes = places[count + 1];
+  }
+  free(places);
+  return err;
+}
+
+/* The temporary names, chosen by rank 0 (they carry its host and pid). */
+static tc_err temporary_names(const tc_output *output, char *h5_temporary, char *xdmf_temporary,
+                              size_t size) {
+  if (output->rank == 0) {
+    tc_output_temporary_name(output->h5_path, h5_temporary, size);
+    tc_output_temporary_name(output->xdmf_path, xdmf_temporary, size);
+  }
+  TC_CALL(tc_broadcast(output->comm, h5_temporary, (int64_t)size, 0));
+  return tc_broadcast(output->comm, xdmf_temporary, (int64_t)size, 0);
+}
+
+/* Rank 0: the XDMF file, both files durable, and their publication, with
+ * SIGINT and SIGTERM held off (a publication is not stopped half-way). */
+static tc_err finish(const tc_output *output, const char *h5_temporary,
+                     const char *xdmf_temporary) {
+  TC_CALL(tc_output_sync_file(h5_temporary));
+  TC_CALL(write_xdmf(output, xdmf_temporary));
+  TC_CALL(tc_fault_check("publish")); /* test-only: TCMINI_FAULT=publish */
+  /* From here on the temporaries are the publication's to move or remove. */
+  tc_fault_untrack_temporary(h5_temporary);
+  tc_fault_untrack_temporary(xdmf_temporary);
+  TC_CALL(tc_signals_hold());
+  tc_err err = tc_output_publish_pair(output, h5_temporary, xdmf_temporary);
+  return tc_output_first_error(err, tc_signals_release());
+}
+
+/* HDF5's messages do not say which file: add it (the same on every rank). */
+static void name_the_file(const tc_output *output, tc_err err) {
+  if (err != TC_ERR_HDF5)
+    return;
+  char message[TC_OUTPUT_PATH_BYTES + 1024];
+  snprintf(message, sizeof message, "writing '%s': %s", output->h5_path, tc_error_message());
+  tc_error_adopt(err, message, tc_error_origin());
 }
 
 tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_output_stats *stats) {
@@ -248,32 +275,44 @@ tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_outp
   tc_h5_quiet_state quiet;
   TC_CALL(tc_parallel_agree(output->comm, tc_h5_quiet_begin(&quiet)));
 
-  tc_output_run_copy shared;
-  memset(&shared, 0, sizeof shared);
-  char suffix[TC_OUTPUT_SUFFIX_BYTES], created[32];
-  char h5_temporary[TC_OUTPUT_PATH_BYTES + TC_OUTPUT_SUFFIX_BYTES],
-      xdmf_temporary[TC_OUTPUT_PATH_BYTES + TC_OUTPUT_SUFFIX_BYTES];
+  char created[32];
+  char h5_temporary[TC_OUTPUT_PATH_BYTES + TC_OUTPUT_SUFFIX_BYTES];
+  char xdmf_temporary[TC_OUTPUT_PATH_BYTES + TC_OUTPUT_SUFFIX_BYTES];
   utc_now(created);
-  tc_output_session s = {.file = -1, .transfer = -1, .payload_bytes = 0, .collective = true};
-  int64_t file_bytes = 0;
+  tc_output_dataset *datasets = NULL;
+  int count = 0;
+  tc_output_mesh_rows rows;
+  memset(&rows, 0, sizeof rows);
+  tc_output_layout layout;
+  memset(&layout, 0, sizeof layout);
+  tc_output_transfer_stats moved = {0};
 
   tc_err err = tc_output_check_same_fields(output);
   if (err == TC_SUCCESS)
-    err = tc_output_share_run_info(output, run, &shared);
+    err =
+        tc_parallel_agree(output->comm, output->rank == 0 ? tc_output_check_run(run) : TC_SUCCESS);
   if (err == TC_SUCCESS)
     err = tc_parallel_agree(output->comm, tc_broadcast(output->comm, created, sizeof created, 0));
-  if (err == TC_SUCCESS)
+  if (err == TC_SUCCESS) /* files may have appeared since tc_output_create */
     err = tc_parallel_agree(output->comm,
                             output->rank == 0 ? tc_output_check_destination(output) : TC_SUCCESS);
   if (err == TC_SUCCESS)
-    err = tc_parallel_agree(output->comm, temporary_suffix(output, suffix));
+    err = tc_parallel_agree(output->comm, list_datasets(output, &datasets, &count));
+  if (err == TC_SUCCESS)
+    err = tc_parallel_agree(output->comm, tc_output_build_mesh_rows(output, &rows));
+  if (err == TC_SUCCESS)
+    err = lay_out(output, datasets, count, run, created, &layout);
+  if (err == TC_SUCCESS)
+    err = tc_parallel_agree(output->comm,
+                            tc_output_check_size_limit(output->h5_path, layout.file_bytes));
+  if (err == TC_SUCCESS)
+    err = tc_parallel_agree(
+        output->comm, temporary_names(output, h5_temporary, xdmf_temporary, sizeof h5_temporary));
   /* From here on temporary files may exist: every rank goes through to the
    * clean-up below. */
   bool named = err == TC_SUCCESS;
   double start = 0;
   if (named) {
-    snprintf(h5_temporary, sizeof h5_temporary, "%s%s", output->h5_path, suffix);
-    snprintf(xdmf_temporary, sizeof xdmf_temporary, "%s%s", output->xdmf_path, suffix);
     /* A fatal signal deletes the temporary files (src/base/tc_signals). */
     tc_err tracked = tc_fault_track_temporary(h5_temporary);
     if (tracked == TC_SUCCESS)
@@ -282,56 +321,47 @@ tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_outp
     start = tc_wtime();
   }
   if (err == TC_SUCCESS)
-    err = tc_parallel_agree(output->comm, open_file(output, h5_temporary, &s));
+    err = tc_parallel_agree(
+        output->comm, output->rank == 0 ? tc_output_create_temporary(output->h5_path, h5_temporary,
+                                                                     layout.file_bytes)
+                                        : TC_SUCCESS);
   if (err == TC_SUCCESS)
-    err = write_contents(output, &s, &shared, created);
-  if (named) /* closing the file is collective: everyone, also after a failure */
-    err = tc_output_agree_next(output->comm, err, close_file(&s));
-  if (err == TC_SUCCESS) {
-    tc_err local = TC_SUCCESS;
-    if (output->rank == 0) {
-      local = write_xdmf(output, xdmf_temporary);
-      if (local == TC_SUCCESS)
-        local = tc_output_file_size(h5_temporary, &file_bytes);
-      if (local == TC_SUCCESS)
-        local = tc_output_publish_pair(output, h5_temporary, xdmf_temporary);
-    }
-    err = tc_parallel_agree(output->comm, local);
-  }
+    err = tc_output_transfer(output, h5_temporary, datasets, count, &rows, &layout, &moved);
+  if (err == TC_SUCCESS)
+    err = tc_parallel_agree(output->comm, output->rank == 0
+                                              ? finish(output, h5_temporary, xdmf_temporary)
+                                              : TC_SUCCESS);
   double seconds = tc_wtime() - start;
   if (named && err != TC_SUCCESS) {
-    /* Nothing may remain: rank 0 removes the temporary files, and everyone
-     * waits for that, so that no rank returns while they still exist. */
+    /* Nothing may remain: rank 0 removes the temporary files (the XDMF one
+     * first: see tc_output_recover.c), and everyone waits for that, so that
+     * no rank returns while they still exist. */
     tc_err removed = TC_SUCCESS;
     if (output->rank == 0)
-      removed = tc_output_first_error(tc_output_remove_if_present(h5_temporary),
-                                      tc_output_remove_if_present(xdmf_temporary));
+      removed = tc_output_first_error(tc_output_remove_if_present(xdmf_temporary),
+                                      tc_output_remove_if_present(h5_temporary));
     err = tc_output_agree_next(output->comm, err, removed);
   }
   if (named) {
     tc_fault_untrack_temporary(h5_temporary);
     tc_fault_untrack_temporary(xdmf_temporary);
   }
-  tc_output_free_run_copy(&shared);
+  int64_t file_bytes = layout.file_bytes, small_bytes = layout.small_bytes;
+  tc_output_free_layout(&layout);
+  tc_output_free_mesh_rows(&rows);
+  free(datasets);
   err = tc_output_agree_next(output->comm, err, tc_h5_quiet_end(&quiet));
-  if (err == TC_ERR_HDF5) {
-    /* HDF5's messages do not say which file: add it (the same on every rank). */
-    char message[TC_OUTPUT_PATH_BYTES + 1024];
-    snprintf(message, sizeof message, "writing '%s': %s", output->h5_path, tc_error_message());
-    tc_error_adopt(err, message, tc_error_origin());
-  }
+  name_the_file(output, err);
   TC_CALL(err);
 
-  int64_t totals[2] = {s.payload_bytes, s.collective ? 0 : 1};
-  TC_CALL(tc_allreduce_sum_int64(output->comm, totals, 2));
-  TC_CALL(tc_allreduce_max_int64(output->comm, &file_bytes, 1));
+  int64_t payload = moved.payload_bytes + (output->rank == 0 ? small_bytes : 0);
+  TC_CALL(tc_allreduce_sum_int64(output->comm, &payload, 1));
   TC_CALL(tc_allreduce_max_double(output->comm, &seconds, 1));
   if (stats) {
-    stats->payload_bytes = totals[0];
+    stats->payload_bytes = payload;
     stats->file_bytes = file_bytes;
     stats->seconds = seconds;
-    stats->gigabytes_per_second = seconds > 0 ? (double)totals[0] / seconds / 1e9 : 0;
-    stats->collective = totals[1] == 0;
+    stats->gigabytes_per_second = seconds > 0 ? (double)payload / seconds / 1e9 : 0;
   }
   return TC_SUCCESS;
 }

@@ -1,9 +1,9 @@
 /* tc_output: the run's results file. One HDF5 file written by every rank
  * together through MPI-IO (collective transfers, no gather to rank 0), in
  * global numbering, so that a file written by 1 rank and by N ranks holds the
- * same arrays; an XDMF file beside it for ParaView; both published atomically
- * (written under a temporary name, renamed once every rank has finished).
- * The layout is documented in docs/output.md. */
+ * same arrays; an XDMF file beside it for ParaView; both checked, made
+ * durable and published atomically as a pair. The layout and the guarantees
+ * are documented in docs/output.md. */
 #ifndef TC_OUTPUT_H
 #define TC_OUTPUT_H
 
@@ -66,24 +66,28 @@ typedef struct {
   int64_t payload_bytes;  ///< raw dataset bytes written, all ranks together
   int64_t file_bytes;     ///< size of the finished .h5 file (payload + HDF5 metadata + alignment)
   double seconds;         ///< wall time of tc_output_write from file creation to the final
-                          ///< rename, slowest rank
+                          ///< rename (writing, reading back, flushing), slowest rank
   double gigabytes_per_second; ///< payload_bytes / seconds / 1e9
-  bool collective;        ///< every dataset transfer was done collectively by MPI-IO
-                          ///< (false when HDF5 fell back to independent I/O somewhere)
 } tc_output_stats;
 
 typedef struct tc_output tc_output;
 
 /// Prepares a results file at path (e.g. "out/run.h5"; the XDMF file is path
 /// with ".h5" replaced by ".xmf", or ".xmf" appended). Checks, before any work
-/// is done, that the directory exists and that neither file exists unless
+/// is done, that the directory exists and is writable, that neither final
+/// name is a directory or a symbolic link, that neither file exists unless
 /// overwrite is true, and that mesh is partitioned over comm (the
-/// communicator the mesh was created on). Every rank returns the same error.
+/// communicator the mesh was created on). Rank 0 takes the lock on the path
+/// ("<path>.lock", held until tc_output_destroy): a second writer of the same
+/// path, in this or another job, fails here with TC_ERR_IO naming the holder.
+/// Holding it, rank 0 deals with what runs that died on the path left behind
+/// (tc_output_note says what). Every rank returns the same error.
 /// Collective on comm.
 tc_err tc_output_create(MPI_Comm comm, const char *path, bool overwrite, const tc_mesh *mesh,
                         tc_output **output);
 
-/// Releases the writer and sets *output to NULL. NULL is fine. Not collective.
+/// Releases the writer (rank 0: and the lock on the path) and sets *output
+/// to NULL. NULL is fine. Not collective.
 void tc_output_destroy(tc_output **output);
 
 /// Adds a per-cell field, written to /cells/<name>. Every rank must add the
@@ -99,10 +103,14 @@ tc_err tc_output_add_node_field(tc_output *output, const tc_output_field *field)
 tc_err tc_output_add_element_matrix(tc_output *output, const tc_output_matrix *matrix);
 
 /// Writes the mesh, the fields and run into a temporary file beside the final
-/// path, closes it, writes the XDMF file (rank 0) and renames both to their
-/// final names. On any failure on any rank, every rank returns the same error
-/// and no file is left under the final or the temporary names. stats may be
-/// NULL. Collective on the writer's communicator.
+/// path (its whole size reserved first, so that a full file system or quota
+/// fails before anything is written), reads it back and compares it with what
+/// each rank meant to write, flushes it to stable storage, writes the XDMF
+/// file (rank 0), and publishes both as a pair (tc_output_publish.c): the
+/// final names then hold the new pair, or, after any failure, the pair they
+/// held before. On any failure on any rank, every rank returns the same
+/// error and no temporary file is left. stats may be NULL. Collective on the
+/// writer's communicator.
 tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_output_stats *stats);
 
 /// Rewrites the phase table /run/phases of the file that tc_output_write
@@ -114,6 +122,13 @@ tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_outp
 /// returns the same result. Collective on the writer's communicator.
 tc_err tc_output_update_phases(tc_output *output, const tc_output_phase *phases,
                                int num_phases);
+
+/// What tc_output_create found on the path and did about it (rank 0; ""
+/// when nothing): files left by runs that died there, removed, or a
+/// publication they did not finish, finished or undone. For the user to
+/// read, e.g. "removed 'out.h5.tmp.node1.4242' (3.7 MiB), left by a run
+/// (node1.4242) that did not finish." Not collective.
+const char *tc_output_note(const tc_output *output);
 
 /// The final path of the HDF5 file.
 const char *tc_output_h5_path(const tc_output *output);

@@ -1,9 +1,17 @@
 /* tc_output_impl: private to src/io. The writer's state and what the files
- * of the results-file module share: the writer handle (tc_output.c), the
- * field registry (tc_output_registry.c), row sets and their hyperslabs
- * (tc_output_rows.c), the HDF5 primitives (tc_output_h5.c), the mesh
- * (tc_output_mesh.c), the fields (tc_output_fields.c), the run metadata
- * (tc_output_run.c) and the atomic publication (tc_output_publish.c). */
+ * of the results-file module share:
+ *   tc_output.c          the writer handle and the write sequence
+ *   tc_output_registry.c the fields a writer is asked for
+ *   tc_output_rows.c     a rank's rows in global order and their byte runs
+ *   tc_output_h5.c       HDF5 primitives (attributes, groups, datasets)
+ *   tc_output_layout.c   rank 0's description of the whole file, in memory
+ *   tc_output_mesh.c     the /mesh group
+ *   tc_output_fields.c   the registered fields
+ *   tc_output_run.c      the /run group
+ *   tc_output_transfer.c every rank's bytes into the file, checked
+ *   tc_output_publish.c  the destination and the durable, atomic publication
+ *   tc_output_lock.c     one run at a time on a path
+ *   tc_output_recover.c  what runs that died on the path left behind */
 #ifndef TC_OUTPUT_IMPL_H
 #define TC_OUTPUT_IMPL_H
 
@@ -12,14 +20,19 @@
 
 #include <hdf5.h>
 
+#include "tc_h5_image.h"
 #include "tc_output.h"
 #include "tc_parallel.h"
+#include "tc_parallel_file.h"
 
 enum {
   TC_OUTPUT_PATH_BYTES = 4096,
   TC_OUTPUT_NAME_BYTES = 128,
+  TC_OUTPUT_NOTE_BYTES = 2048,
   TC_OUTPUT_FORMAT_VERSION = 1,
-  TC_OUTPUT_SUFFIX_BYTES = 32, /* ".tmp.<pid hex>.<nanoseconds hex>" and its NUL, at most */
+  TC_OUTPUT_HOST_CHARS = 20, /* of the host name, in the names of temporary files */
+  /* ".tmp.<host>.<pid>" and its NUL, at most */
+  TC_OUTPUT_SUFFIX_BYTES = 5 + TC_OUTPUT_HOST_CHARS + 1 + 10 + 1,
 };
 
 /* One dataset to write besides the mesh: a cell or node field or a set of
@@ -46,17 +59,12 @@ struct tc_output {
   tc_output_field_request *fields;
   int num_fields;
   int capacity;
+  int lock_fd; /* rank 0: the lock on the path; -1 when not held */
+  char lock_path[TC_OUTPUT_PATH_BYTES];
+  char note[TC_OUTPUT_NOTE_BYTES];           /* rank 0: what was found and done on the path */
   char fail_after[2 * TC_OUTPUT_NAME_BYTES]; /* test hook; "" when off */
   int fail_rank;
 };
-
-/* The open file and what the transfers did. */
-typedef struct {
-  hid_t file;
-  hid_t transfer; /* dataset transfer properties: collective MPI-IO */
-  int64_t payload_bytes;
-  bool collective;
-} tc_output_session;
 
 /* The error that happened first: a, else b. */
 static inline tc_err tc_output_first_error(tc_err a, tc_err b) { return a != TC_SUCCESS ? a : b; }
@@ -69,6 +77,10 @@ static inline tc_err tc_output_agree_next(MPI_Comm comm, tc_err err, tc_err loca
     return tc_output_first_error(err, tc_parallel_agree(comm, TC_SUCCESS));
   return tc_parallel_agree(comm, local);
 }
+
+/* Appends a sentence to the writer's note (rank 0), for the driver to show. */
+void tc_output_add_note(tc_output *output, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* ---- field registry (tc_output_registry.c) ---- */
 
@@ -104,9 +116,49 @@ int64_t tc_row_set_local(const tc_row_set *rows, int64_t i);
 tc_err tc_row_set_gather(const tc_row_set *rows, const void *values, size_t row_bytes,
                          void **packed, const void **data);
 
-/* Selects the rows in the file dataspace space as few regular hyperslabs. */
-tc_err tc_row_set_select(hid_t space, const tc_row_set *rows, int trailing_rank,
-                         const hsize_t trailing[2]);
+/* The byte runs of the file that the rows occupy in a dataset whose storage
+ * starts at offset, row_bytes a row: one run per stretch of consecutive
+ * rows, ascending (*runs allocated; NULL when there are none). */
+tc_err tc_row_set_runs(const tc_row_set *rows, int64_t offset, int64_t row_bytes, int64_t *count,
+                       tc_byte_run **runs);
+
+/* ---- the datasets of the file ---- */
+
+typedef struct tc_output_dataset tc_output_dataset;
+
+/* This rank's rows of dataset in global order: *data points to them, and to
+ * *packed (freed by the caller) when a copy was made. */
+typedef tc_err (*tc_output_pack)(const tc_output *output, const tc_output_dataset *dataset,
+                                 const tc_row_set *rows, void **packed, const void **data);
+
+/* One dataset of rows (a mesh array or a field), described alike on every
+ * rank: rank 0 gives it a place in the file, every rank writes its rows. */
+struct tc_output_dataset {
+  char path[2 * TC_OUTPUT_NAME_BYTES];
+  hid_t file_type; /* a predefined little-endian type: the rows' bytes as they are in memory */
+  size_t element_bytes;
+  int64_t global_rows;
+  int trailing_rank; /* dimensions after the row dimension: 0, 1 or 2 */
+  hsize_t trailing[2];
+  const char *units; /* NULL: no attribute */
+  const char *description;
+  bool on_nodes;       /* rows: the owned nodes, else the local cells */
+  tc_output_pack pack; /* the rows' data in global order */
+  const void *values;  /* what pack reads (local order) */
+  int64_t offset;      /* where its storage starts; -1 when it has none (no rows) */
+};
+
+/* Bytes of one row of dataset. */
+int64_t tc_output_row_bytes(const tc_output_dataset *dataset);
+
+/* The rows this rank writes of node and cell datasets. */
+typedef struct {
+  tc_row_set nodes; /* owned nodes */
+  tc_row_set cells; /* local cells */
+} tc_output_mesh_rows;
+
+tc_err tc_output_build_mesh_rows(const tc_output *output, tc_output_mesh_rows *rows);
+void tc_output_free_mesh_rows(tc_output_mesh_rows *rows);
 
 /* ---- HDF5 primitives (tc_output_h5.c) ---- */
 
@@ -125,89 +177,131 @@ tc_err tc_output_put_int64_attribute(hid_t object, const char *name, const int64
 tc_err tc_output_make_group(hid_t file, const char *path, const char *description);
 
 /* Opens the group at path and lets put add its attributes. */
-tc_err tc_output_group_attributes(const tc_output *output, tc_output_session *s, const char *path,
+tc_err tc_output_group_attributes(const tc_output *output, hid_t file, const char *path,
                                   tc_err (*put)(const tc_output *, hid_t, const void *),
                                   const void *context);
 
-/* What one dataset is: its path, element type and shape. */
+/* Creates dataset with its storage allocated (not written) and its units and
+ * description, and sets dataset->offset to the storage's address. */
+tc_err tc_output_create_dataset(hid_t file, tc_output_dataset *dataset);
+
+/* Creates a dataset of rows (rows < 0: a scalar) and writes data into it
+ * whole. Takes over (closes) type. */
+tc_err tc_output_write_small_dataset(hid_t file, const char *path, hid_t type, int64_t rows,
+                                     const void *data, const char *description);
+
+/* ---- layout (tc_output_layout.c) ---- */
+
+/* Rank 0's description of the file in memory: everything but the datasets'
+ * rows. */
 typedef struct {
-  const char *path;
-  hid_t file_type;   /* little-endian type stored in the file */
-  hid_t memory_type; /* the same type in native order (no conversion on x86/ARM) */
-  size_t element_bytes;
-  int64_t global_rows;
-  int trailing_rank;
-  hsize_t trailing[2];
-  const char *units; /* NULL: no attribute */
-  const char *description;
-} tc_output_dataset_shape;
+  tc_h5_image *image;
+  int64_t file_bytes;  /* the file's size */
+  int64_t small_bytes; /* bytes of the small datasets inside the image */
+} tc_output_layout;
 
-/* One dataset from start to end: local packing, agreed; the collective write,
- * agreed (and the test hook). Collective. */
-tc_err tc_output_write_rows(const tc_output *output, tc_output_session *s,
-                            const tc_output_dataset_shape *shape, const tc_row_set *rows,
-                            const void *values);
+/* Rank 0: lays out the file with its groups, attributes, datasets (whose
+ * offsets it sets), run metadata and small datasets. Not collective. */
+tc_err tc_output_lay_out(const tc_output *output, tc_output_dataset *datasets, int count,
+                         const tc_output_run_info *run, const char *created,
+                         tc_output_layout *layout);
 
-/* A dataset that rank 0 alone fills (rows < 0: a scalar), written
- * collectively. Takes over (closes) type. Collective. */
-tc_err tc_output_write_root_only(const tc_output *output, tc_output_session *s, const char *path,
-                                 hid_t type, int64_t rows, const void *data,
-                                 const char *description);
+void tc_output_free_layout(tc_output_layout *layout);
 
 /* ---- mesh (tc_output_mesh.c) ---- */
 
-/* The rows this rank writes of node and cell datasets. */
-typedef struct {
-  tc_row_set nodes; /* owned nodes */
-  tc_row_set cells; /* local cells */
-} tc_output_mesh_rows;
+enum { TC_OUTPUT_MESH_DATASETS = 4 };
 
-tc_err tc_output_build_mesh_rows(const tc_output *output, tc_output_mesh_rows *rows);
-void tc_output_free_mesh_rows(tc_output_mesh_rows *rows);
+/* The mesh's datasets: coordinates, connectivity in tensor-product and in
+ * VTK order, partition. */
+void tc_output_mesh_datasets(const tc_output *output, tc_output_dataset *datasets);
 
-/* /mesh: its attributes, coordinates, connectivity (tensor and VTK order)
- * and partition. Collective. */
-tc_err tc_output_write_mesh(const tc_output *output, tc_output_session *s,
-                            const tc_output_mesh_rows *rows);
+/* The /mesh group's attributes. */
+tc_err tc_output_put_mesh_attributes(const tc_output *output, hid_t group, const void *context);
 
 /* ---- fields (tc_output_fields.c) ---- */
 
-/* The registered cell and node fields and element matrices. Collective. */
-tc_err tc_output_write_fields(const tc_output *output, tc_output_session *s,
-                              const tc_output_mesh_rows *rows);
+/* The registered fields as datasets. */
+void tc_output_field_datasets(const tc_output *output, tc_output_dataset *datasets);
+
+/* The default pack: the rows of dataset->values (local order). */
+tc_err tc_output_pack_values(const tc_output *output, const tc_output_dataset *dataset,
+                             const tc_row_set *rows, void **packed, const void **data);
 
 /* ---- run metadata (tc_output_run.c) ---- */
 
-/* The strings of tc_output_run_info, in this order. */
-enum {
-  TC_RUN_DECK,
-  TC_RUN_VERSION,
-  TC_RUN_GIT_REVISION,
-  TC_RUN_BACKEND,
-  TC_RUN_LAYOUT,
-  TC_RUN_VARIANT,
-  TC_RUN_PRECISION,
-  TC_NUM_RUN_STRINGS
-};
+/* Checks rank 0's run info. Not collective. */
+tc_err tc_output_check_run(const tc_output_run_info *run);
 
-/* Run metadata as rank 0 gave it, now known on every rank. */
+/* Rank 0: /run's attributes, the deck and the phase table; adds the small
+ * datasets' bytes to *small_bytes. Not collective. */
+tc_err tc_output_describe_run(const tc_output *output, hid_t file, const tc_output_run_info *run,
+                              const char *created, int64_t *small_bytes);
+
+/* ---- transfer (tc_output_transfer.c) ---- */
+
+/* What the transfer cost. */
 typedef struct {
-  char *strings[TC_NUM_RUN_STRINGS];
-  int64_t num_phases;
-  int64_t phase_name_bytes;
-  char *phase_table; /* rank 0 only: [num_phases] records of name + 3 doubles */
-} tc_output_run_copy;
+  int64_t payload_bytes; /* this rank's bytes of the datasets' rows */
+} tc_output_transfer_stats;
 
-/* Copies rank 0's run (NULL: empty) to every rank. Collective. */
-tc_err tc_output_share_run_info(const tc_output *output, const tc_output_run_info *run,
-                                tc_output_run_copy *copy);
-void tc_output_free_run_copy(tc_output_run_copy *copy);
-
-/* /run: its attributes, the deck and the phase table. Collective. */
-tc_err tc_output_write_run(const tc_output *output, tc_output_session *s,
-                           const tc_output_run_copy *run, const char *created);
+/* Every rank writes its rows of datasets and rank 0 the layout's bytes into
+ * the file at path (created and sized beforehand), flushes it to stable
+ * storage, reads everything back and compares it with what was meant to be
+ * written, and closes it. Collective. */
+tc_err tc_output_transfer(const tc_output *output, const char *path,
+                          const tc_output_dataset *datasets, int count,
+                          const tc_output_mesh_rows *rows, const tc_output_layout *layout,
+                          tc_output_transfer_stats *stats);
 
 /* ---- publication (tc_output_publish.c) ---- */
+
+/* The files beside the final ones are named final "." kind "." owner, the
+ * owner being "<host>.<pid>" of the writing process (rank 0). */
+#define TC_OUTPUT_TEMPORARY "tmp"      /* a file being written */
+#define TC_OUTPUT_BACKUP "old"         /* the previous file, while a new one is put in place */
+#define TC_OUTPUT_JOURNAL "publishing" /* a publication in progress (beside the HDF5 file) */
+enum { TC_OUTPUT_OWNER_BYTES = TC_OUTPUT_HOST_CHARS + 1 + 20 + 1 };
+
+/* This process's owner text: its host name (letters, digits, '-', '_') and
+ * pid, as "<host>.<pid>". */
+void tc_output_owner(char owner[TC_OUTPUT_OWNER_BYTES]);
+
+/* final "." kind "." owner into name. */
+void tc_output_side_name(const char *final, const char *kind, const char *owner, char *name,
+                         size_t size);
+
+/* A file by device and inode (present false: no file). */
+typedef struct {
+  bool present;
+  uint64_t device;
+  uint64_t inode;
+} tc_output_file_id;
+
+tc_output_file_id tc_output_file_id_of(const char *path);
+bool tc_output_same_file(tc_output_file_id a, tc_output_file_id b);
+
+/* The files a publication journal names, in this order. */
+enum {
+  TC_OUTPUT_OLD_H5,
+  TC_OUTPUT_OLD_XDMF,
+  TC_OUTPUT_NEW_H5,
+  TC_OUTPUT_NEW_XDMF,
+  TC_OUTPUT_JOURNAL_FILES
+};
+
+/* Reads the journal at path into ids[TC_OUTPUT_JOURNAL_FILES]. */
+tc_err tc_output_read_journal(const char *path, tc_output_file_id ids[]);
+
+/* Moves temporary to final: a rename with overwrite, else a hard link and
+ * an unlink, which never replace a file that appeared meanwhile. */
+tc_err tc_output_place(const char *temporary, const char *final, bool overwrite);
+
+/* Rank 0: the output directory exists and is writable. Not collective. */
+tc_err tc_output_check_directory(const tc_output *output);
+
+/* Flushes the directory holding path to disk. */
+tc_err tc_output_sync_directory(const char *path);
 
 /* The directory part of path ("." when it has none). */
 void tc_output_directory_of(const char *path, char directory[TC_OUTPUT_PATH_BYTES]);
@@ -215,19 +309,52 @@ void tc_output_directory_of(const char *path, char directory[TC_OUTPUT_PATH_BYTE
 /* The file-name part of path. */
 const char *tc_output_base_name(const char *path);
 
-/* Rank 0: the directory can take the files, and neither final file exists
- * unless overwrite is set. Not collective. */
+/* Rank 0: the directory can take the files, the final names are neither
+ * directories nor symbolic links, and neither final file exists unless
+ * overwrite is set. Not collective. */
 tc_err tc_output_check_destination(const tc_output *output);
 
-/* Rank 0: both files to their final names, the HDF5 file first (the XDMF
- * file refers to it). Undoes the first when the second fails. Not collective. */
+/* Rank 0: creates the temporary file at path (which must not exist) for the
+ * results file final and reserves bytes for it on the file system, so that
+ * a full file system or quota shows here, before anything is written. Not
+ * collective. */
+tc_err tc_output_create_temporary(const char *final, const char *path, int64_t bytes);
+
+/* Every rank: fails when bytes exceed the file-size limit (ulimit -f) of
+ * this process. Not collective. */
+tc_err tc_output_check_size_limit(const char *path, int64_t bytes);
+
+/* Rank 0: makes the file at path durable (fsync). Not collective. */
+tc_err tc_output_sync_file(const char *path);
+
+/* Rank 0: publishes the complete, durable temporary files under the final
+ * names as a pair: afterwards the final names hold both new files, or, after
+ * a failure, both files they held before (or none, if there were none).
+ * Not collective. */
 tc_err tc_output_publish_pair(const tc_output *output, const char *h5_temporary,
                               const char *xdmf_temporary);
 
 /* Removes path; a missing file is not an error. Not collective. */
 tc_err tc_output_remove_if_present(const char *path);
 
-/* The size of the file at path. Not collective. */
-tc_err tc_output_file_size(const char *path, int64_t *bytes);
+/* The temporary name of final written by this process: final ".tmp."
+ * host "." pid. */
+void tc_output_temporary_name(const char *final, char *name, size_t size);
+
+/* ---- lock (tc_output_lock.c) ---- */
+
+/* Rank 0: takes the lock on the output path, failing with TC_ERR_IO naming
+ * the run that holds it. Not collective. */
+tc_err tc_output_lock(tc_output *output);
+
+/* Rank 0: releases the lock (if held) and removes the lock file. */
+void tc_output_unlock(tc_output *output);
+
+/* ---- debris of dead runs (tc_output_recover.c) ---- */
+
+/* Rank 0, holding the lock: finishes the publication of a run that died
+ * half-way through it, and removes the temporary and backup files that runs
+ * which died left on the path, noting what it did. Not collective. */
+tc_err tc_output_recover(tc_output *output);
 
 #endif

@@ -1,10 +1,11 @@
 /* tc_output_mesh: the /mesh group of the results file: the rows each rank
- * writes, the node coordinates, the connectivity in tensor-product and in
- * VTK order, and the partition. */
+ * writes, and the datasets of node coordinates, connectivity in
+ * tensor-product and in VTK order, and the partition, with the rank's rows
+ * of each packed in global order. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tc_h5.h"
 #include "tc_output_impl.h"
 #include "tc_xdmf.h"
 
@@ -21,78 +22,100 @@ tc_err tc_output_build_mesh_rows(const tc_output *output, tc_output_mesh_rows *r
 }
 
 /* Connectivity in global node ids, cell rows in global order, nodes in
- * tensor order (vtk_order NULL) or VTK order. */
-static tc_err pack_connectivity(const tc_mesh_local *part, const tc_row_set *cells,
-                                const int *vtk_order, int64_t **connectivity) {
+ * tensor order (dataset->values NULL) or in the VTK order it points to. */
+static tc_err pack_connectivity(const tc_output *output, const tc_output_dataset *dataset,
+                                const tc_row_set *cells, void **packed, const void **data) {
+  const tc_mesh_local *part = tc_mesh_local_part(output->mesh);
+  const int *vtk_order = dataset->values;
   int per_cell = part->nodes_per_cell;
-  TC_CALLOC(*connectivity, cells->count * per_cell);
+  int64_t *connectivity;
+  TC_CALLOC(connectivity, cells->count * per_cell);
   for (int64_t i = 0; i < cells->count; i++) {
     const int64_t *nodes = part->cell_nodes + tc_row_set_local(cells, i) * per_cell;
     for (int v = 0; v < per_cell; v++)
-      (*connectivity)[i * per_cell + v] = part->node_global_id[nodes[vtk_order ? vtk_order[v] : v]];
+      connectivity[i * per_cell + v] = part->node_global_id[nodes[vtk_order ? vtk_order[v] : v]];
   }
+  *packed = connectivity;
+  *data = connectivity;
   return TC_SUCCESS;
 }
 
-static tc_err write_connectivity(const tc_output *output, tc_output_session *s,
-                                 const tc_output_mesh_rows *rows, const char *path,
-                                 const int *vtk_order, const char *description) {
-  const tc_mesh_local *part = tc_mesh_local_part(output->mesh);
-  int64_t *connectivity = NULL;
-  tc_err err = tc_parallel_agree(output->comm,
-                                 pack_connectivity(part, &rows->cells, vtk_order, &connectivity));
-  if (err == TC_SUCCESS) {
-    tc_output_dataset_shape shape = {path,
-                                     H5T_STD_I64LE,
-                                     H5T_NATIVE_INT64,
-                                     sizeof(int64_t),
-                                     part->num_global_cells,
-                                     1,
-                                     {(hsize_t)part->nodes_per_cell, 1},
-                                     NULL,
-                                     description};
-    tc_row_set in_order = rows->cells;
-    in_order.local = NULL; /* already packed in global order */
-    err = tc_output_write_rows(output, s, &shape, &in_order, connectivity);
-  }
-  free(connectivity);
-  return err;
+/* The writing rank of each of its cells. */
+static tc_err pack_partition(const tc_output *output, const tc_output_dataset *dataset,
+                             const tc_row_set *cells, void **packed, const void **data) {
+  (void)dataset;
+  int32_t *owner;
+  TC_CALLOC(owner, cells->count);
+  for (int64_t i = 0; i < cells->count; i++)
+    owner[i] = output->rank;
+  *packed = owner;
+  *data = owner;
+  return TC_SUCCESS;
 }
 
-static tc_err write_partition(const tc_output *output, tc_output_session *s,
-                              const tc_output_mesh_rows *rows) {
-  const tc_mesh_local *part = tc_mesh_local_part(output->mesh);
-  int32_t *owner = NULL;
-  tc_err err = TC_SUCCESS;
-  if (rows->cells.count) {
-    owner = malloc((size_t)rows->cells.count * sizeof *owner);
-    if (owner == NULL)
-      err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
-                           "out of memory for the partition");
-    for (int64_t i = 0; owner && i < rows->cells.count; i++)
-      owner[i] = output->rank;
+/* The VTK order of the mesh's cells' nodes (see tc_xdmf_vtk_node_order),
+ * for the two orders there are. */
+static const int *vtk_order(int order) {
+  static int orders[2][27];
+  static int made[2];
+  int which = order == 1 ? 0 : 1;
+  if (!made[which]) {
+    tc_xdmf_vtk_node_order(order, orders[which]);
+    made[which] = 1;
   }
-  err = tc_parallel_agree(output->comm, err);
-  if (err == TC_SUCCESS) {
-    tc_output_dataset_shape shape = {
-        "/mesh/partition",
-        H5T_STD_I32LE,
-        H5T_NATIVE_INT32,
-        sizeof(int32_t),
-        part->num_global_cells,
-        0,
-        {1, 1},
-        NULL,
-        "MPI rank that owned and wrote each cell (row = global cell id)"};
-    tc_row_set in_order = rows->cells;
-    in_order.local = NULL;
-    err = tc_output_write_rows(output, s, &shape, &in_order, owner);
-  }
-  free(owner);
-  return err;
+  return orders[which];
 }
 
-static tc_err write_mesh_attributes(const tc_output *output, hid_t group) {
+void tc_output_mesh_datasets(const tc_output *output, tc_output_dataset *datasets) {
+  const tc_mesh_local *part = tc_mesh_local_part(output->mesh);
+  hsize_t per_cell = (hsize_t)part->nodes_per_cell;
+  datasets[0] = (tc_output_dataset){
+      .path = "/mesh/coordinates",
+      .file_type = H5T_IEEE_F64LE,
+      .element_bytes = sizeof(double),
+      .global_rows = part->num_global_nodes,
+      .trailing_rank = 1,
+      .trailing = {3, 1},
+      .units = "length unit of the input deck",
+      .description = "node positions x, y, z; row = global node id i + gx*(j + gy*k) on the "
+                     "node grid global_nodes = (gx, gy, gz)",
+      .on_nodes = true,
+      .pack = tc_output_pack_values,
+      .values = part->coords,
+      .offset = -1};
+  datasets[1] = (tc_output_dataset){
+      .path = "/mesh/connectivity",
+      .file_type = H5T_STD_I64LE,
+      .element_bytes = sizeof(int64_t),
+      .global_rows = part->num_global_cells,
+      .trailing_rank = 1,
+      .trailing = {per_cell, 1},
+      .description = "global node ids of each cell's nodes in tensor-product order "
+                     "a + n*(b + n*c), n = order + 1, (a, b, c) the node's position along x, y, "
+                     "z in the cell; row = global cell id i + nx*(j + ny*k)",
+      .pack = pack_connectivity,
+      .offset = -1};
+  datasets[2] = datasets[1];
+  snprintf(datasets[2].path, sizeof datasets[2].path, "/mesh/xdmf_connectivity");
+  datasets[2].description =
+      part->order == 1
+          ? "the cells' global node ids in VTK/XDMF Hexahedron order, for visualisation"
+          : "the cells' global node ids in VTK/XDMF Hexahedron_27 (triquadratic) order, "
+            "for visualisation";
+  datasets[2].values = vtk_order(part->order);
+  datasets[3] = (tc_output_dataset){
+      .path = "/mesh/partition",
+      .file_type = H5T_STD_I32LE,
+      .element_bytes = sizeof(int32_t),
+      .global_rows = part->num_global_cells,
+      .trailing = {1, 1},
+      .description = "MPI rank that owned and wrote each cell (row = global cell id)",
+      .pack = pack_partition,
+      .offset = -1};
+}
+
+tc_err tc_output_put_mesh_attributes(const tc_output *output, hid_t group, const void *context) {
+  (void)context;
   const tc_mesh_local *part = tc_mesh_local_part(output->mesh);
   int grid[3], position[3];
   tc_mesh_rank_grid(output->mesh, grid, position);
@@ -103,47 +126,6 @@ static tc_err write_mesh_attributes(const tc_output *output, hid_t group) {
   TC_CALL(tc_output_put_int64_attribute(group, "global_cells", part->global_cells, 3));
   TC_CALL(tc_output_put_int64_attribute(group, "global_nodes", part->global_nodes, 3));
   TC_CALL(tc_output_put_int64_attribute(group, "rank_grid", rank_grid, 3));
-  TC_CALL(tc_output_put_string_attribute(group, "cell_type",
-                                         part->order == 1 ? "hex8 (Q1)" : "hex27 (Q2)"));
-  return TC_SUCCESS;
-}
-
-static tc_err put_mesh_attributes(const tc_output *output, hid_t group, const void *context) {
-  (void)context;
-  return write_mesh_attributes(output, group);
-}
-
-tc_err tc_output_write_mesh(const tc_output *output, tc_output_session *s,
-                            const tc_output_mesh_rows *rows) {
-  const tc_mesh_local *part = tc_mesh_local_part(output->mesh);
-  TC_CALL(tc_parallel_agree(
-      output->comm, tc_output_group_attributes(output, s, "/mesh", put_mesh_attributes, NULL)));
-
-  tc_output_dataset_shape coordinates = {
-      "/mesh/coordinates",
-      H5T_IEEE_F64LE,
-      H5T_NATIVE_DOUBLE,
-      sizeof(double),
-      part->num_global_nodes,
-      1,
-      {3, 1},
-      "length unit of the input deck",
-      "node positions x, y, z; row = global node id i + gx*(j + gy*k) on the node grid "
-      "global_nodes = (gx, gy, gz)"};
-  TC_CALL(tc_output_write_rows(output, s, &coordinates, &rows->nodes, part->coords));
-
-  TC_CALL(write_connectivity(
-      output, s, rows, "/mesh/connectivity", NULL,
-      "global node ids of each cell's nodes in tensor-product order a + n*(b + n*c), "
-      "n = order + 1, (a, b, c) the node's position along x, y, z in the cell; "
-      "row = global cell id i + nx*(j + ny*k)"));
-  int vtk_order[27];
-  tc_xdmf_vtk_node_order(part->order, vtk_order);
-  TC_CALL(write_connectivity(
-      output, s, rows, "/mesh/xdmf_connectivity", vtk_order,
-      part->order == 1
-          ? "the cells' global node ids in VTK/XDMF Hexahedron order, for visualisation"
-          : "the cells' global node ids in VTK/XDMF Hexahedron_27 (triquadratic) order, "
-            "for visualisation"));
-  return write_partition(output, s, rows);
+  return tc_output_put_string_attribute(group, "cell_type",
+                                        part->order == 1 ? "hex8 (Q1)" : "hex27 (Q2)");
 }

@@ -1,11 +1,10 @@
 /* tc_output_rows: the rows of a global dataset that one rank writes (the
  * nodes it owns, the cells it holds) in ascending global order, their data
- * packed in that order, and their selection in the file as few regular
- * hyperslabs. */
+ * packed in that order, and the byte runs of the file they occupy (a rank's
+ * box of the lexicographic grid is one run per grid line). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "tc_h5.h"
 #include "tc_output_impl.h"
 
 typedef struct {
@@ -80,46 +79,20 @@ tc_err tc_row_set_gather(const tc_row_set *rows, const void *values, size_t row_
   return TC_SUCCESS;
 }
 
-static int64_t run_length(const int64_t *global, int64_t first, int64_t count) {
-  int64_t end = first + 1;
-  while (end < count && global[end] == global[end - 1] + 1)
-    end++;
-  return end - first;
-}
-
-/* Selects the rows in the file dataspace as few regular hyperslabs: runs of
- * consecutive rows of equal length at a constant stride become one
- * hyperslab (a rank's box of a lexicographic grid is one per grid plane). */
-tc_err tc_row_set_select(hid_t space, const tc_row_set *rows, int trailing_rank,
-                         const hsize_t trailing[2]) {
-  if (rows->count == 0) {
-    TC_H5_CALL(H5Sselect_none(space));
+tc_err tc_row_set_runs(const tc_row_set *rows, int64_t offset, int64_t row_bytes, int64_t *count,
+                       tc_byte_run **runs) {
+  *count = 0;
+  *runs = NULL;
+  int64_t stretches = 0;
+  for (int64_t i = 0; i < rows->count; i++)
+    stretches += i == 0 || rows->global[i] != rows->global[i - 1] + 1;
+  if (stretches == 0)
     return TC_SUCCESS;
-  }
-  hsize_t start[3] = {0, 0, 0}, stride[3] = {1, 1, 1}, count[3] = {1, 1, 1}, block[3] = {1, 1, 1};
-  for (int d = 0; d < trailing_rank; d++)
-    block[d + 1] = trailing[d];
-  const int64_t *global = rows->global;
-  H5S_seloper_t operation = H5S_SELECT_SET;
-  for (int64_t first = 0; first < rows->count;) {
-    int64_t length = run_length(global, first, rows->count);
-    int64_t runs = 1, step = length;
-    int64_t next = first + length;
-    if (next < rows->count && run_length(global, next, rows->count) == length) {
-      step = global[next] - global[first];
-      for (runs = 2, next += length;
-           next < rows->count && global[next] - global[next - length] == step &&
-           run_length(global, next, rows->count) == length;
-           next += length)
-        runs++;
-    }
-    start[0] = (hsize_t)global[first];
-    stride[0] = (hsize_t)step;
-    count[0] = (hsize_t)runs;
-    block[0] = (hsize_t)length;
-    TC_H5_CALL(H5Sselect_hyperslab(space, operation, start, stride, count, block));
-    operation = H5S_SELECT_OR;
-    first += runs * length;
+  TC_CALLOC(*runs, stretches);
+  for (int64_t i = 0; i < rows->count; i++) {
+    if (i == 0 || rows->global[i] != rows->global[i - 1] + 1)
+      (*runs)[(*count)++] = (tc_byte_run){offset + rows->global[i] * row_bytes, 0};
+    (*runs)[*count - 1].bytes += row_bytes;
   }
   return TC_SUCCESS;
 }

@@ -47,6 +47,11 @@ const char *tc_output_h5_path(const tc_output *output) {
   return "";
 }
 
+const char *tc_output_note(const tc_output *output) {
+  (void)output;
+  return "";
+}
+
 const char *tc_output_xdmf_path(const tc_output *output) {
   (void)output;
   return "";

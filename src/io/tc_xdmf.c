@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Positions (along x, y, z, in steps of half a cell) of the nodes of VTK's
  * triquadratic hexahedron (vtkTriQuadraticHexahedron: corners, the edges
@@ -100,7 +101,8 @@ tc_err tc_xdmf_write(const char *path, const tc_xdmf_grid *grid) {
         "</Xdmf>\n",
         file);
 
-  int write_failed = ferror(file);
+  /* On stable storage before it is published (tc_output_publish.c). */
+  int write_failed = ferror(file) || fflush(file) != 0 || fsync(fileno(file)) != 0;
   int close_failed = fclose(file);
   TC_CHECK(!write_failed && close_failed == 0, TC_ERR_IO, "cannot write '%s': %s", path,
            strerror(errno));

@@ -38,8 +38,9 @@ typedef struct {
 /// midpoints, face centres -x +x -y +y -z +z, body centre).
 void tc_xdmf_vtk_node_order(int order, int tensor_index[27]);
 
-/// Writes the XDMF file at path (plain stdio; the caller makes it atomic).
-/// Fails with TC_ERR_IO if the file cannot be written completely. Not collective.
+/// Writes the XDMF file at path (plain stdio; the caller makes it atomic)
+/// and flushes it to stable storage (fsync). Fails with TC_ERR_IO if the
+/// file cannot be written completely. Not collective.
 tc_err tc_xdmf_write(const char *path, const tc_xdmf_grid *grid);
 
 #endif
