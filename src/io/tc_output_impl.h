@@ -334,6 +334,9 @@ tc_err tc_output_sync_file(const char *path);
 tc_err tc_output_publish_pair(const tc_output *output, const char *h5_temporary,
                               const char *xdmf_temporary);
 
+/* bytes as "3.7 MiB" (KiB, MiB, GiB: powers of 1024). */
+void tc_output_format_bytes(int64_t bytes, char text[32]);
+
 /* Removes path; a missing file is not an error. Not collective. */
 tc_err tc_output_remove_if_present(const char *path);
 

@@ -130,7 +130,16 @@ tc_err tc_output_check_destination(const tc_output *output) {
 
 /* ------------------------------------------------- the temporary file -- */
 
-static double gib(int64_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
+void tc_output_format_bytes(int64_t bytes, char text[32]) {
+  if (bytes >= (int64_t)1 << 30)
+    snprintf(text, 32, "%.1f GiB", (double)bytes / (double)((int64_t)1 << 30));
+  else if (bytes >= 1 << 20)
+    snprintf(text, 32, "%.1f MiB", (double)bytes / (double)(1 << 20));
+  else if (bytes >= 1 << 10)
+    snprintf(text, 32, "%.1f KiB", (double)bytes / (double)(1 << 10));
+  else
+    snprintf(text, 32, "%lld bytes", (long long)bytes);
+}
 
 /* Reserves bytes for fd on the file system and sets its size; a file system
  * that cannot reserve space only gets the size. */
@@ -155,8 +164,9 @@ tc_err tc_output_create_temporary(const char *final, const char *path, int64_t b
   }
   if (failed) {
     (void)unlink(path); /* already failing; the caller removes it too */
-    TC_FAIL(TC_ERR_IO, "no room for the results file '%s' (%.3g GiB): %s", final, gib(bytes),
-            strerror(cause));
+    char size[32];
+    tc_output_format_bytes(bytes, size);
+    TC_FAIL(TC_ERR_IO, "no room for the results file '%s' (%s): %s", final, size, strerror(cause));
   }
   return TC_SUCCESS;
 }
@@ -165,12 +175,14 @@ tc_err tc_output_check_size_limit(const char *path, int64_t bytes) {
   struct rlimit limit;
   TC_CHECK(getrlimit(RLIMIT_FSIZE, &limit) == 0, TC_ERR_IO, "cannot read the file-size limit: %s",
            strerror(errno));
-  TC_CHECK(limit.rlim_cur == RLIM_INFINITY || (uint64_t)bytes <= (uint64_t)limit.rlim_cur,
-           TC_ERR_IO,
-           "the results file '%s' takes %.3g GiB, more than the file-size limit (ulimit -f) of "
-           "%.3g GiB",
-           path, gib(bytes), gib((int64_t)limit.rlim_cur));
-  return TC_SUCCESS;
+  if (limit.rlim_cur == RLIM_INFINITY || (uint64_t)bytes <= (uint64_t)limit.rlim_cur)
+    return TC_SUCCESS;
+  char size[32], allowed[32];
+  tc_output_format_bytes(bytes, size);
+  tc_output_format_bytes((int64_t)limit.rlim_cur, allowed);
+  TC_FAIL(TC_ERR_IO,
+          "the results file '%s' takes %s, more than the file-size limit (ulimit -f) of %s", path,
+          size, allowed);
 }
 
 tc_err tc_output_sync_file(const char *path) {

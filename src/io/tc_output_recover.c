@@ -162,15 +162,6 @@ static tc_err finish_publication(tc_output *output, const char *owner, const sid
   return tc_output_sync_directory(output->h5_path);
 }
 
-static void format_bytes(int64_t bytes, char text[32]) {
-  if (bytes >= (int64_t)1 << 30)
-    snprintf(text, 32, "%.1f GiB", (double)bytes / (double)((int64_t)1 << 30));
-  else if (bytes >= 1 << 20)
-    snprintf(text, 32, "%.1f MiB", (double)bytes / (double)(1 << 20));
-  else
-    snprintf(text, 32, "%lld bytes", (long long)bytes);
-}
-
 /* Removes a side file left by owner, noting it. */
 static tc_err remove_left(tc_output *output, const char *path, const char *owner) {
   struct stat info;
@@ -178,7 +169,7 @@ static tc_err remove_left(tc_output *output, const char *path, const char *owner
     return TC_SUCCESS;
   TC_CALL(tc_output_remove_if_present(path));
   char size[32];
-  format_bytes((int64_t)info.st_size, size);
+  tc_output_format_bytes((int64_t)info.st_size, size);
   tc_output_add_note(output, "removed '%s' (%s), left by a run (%s) that did not finish.", path,
                      size, owner);
   return TC_SUCCESS;
