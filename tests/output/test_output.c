@@ -584,24 +584,34 @@ static void test_failures(const char *dir) {
   expect_failure(err, TC_ERR_HDF5, "H5Fcreate failed", dir, "nnnnn", "path too long");
 #endif
 
-  /* The disk fills up in the middle of the write: a file size limit makes
-   * the MPI-IO writes fail with EFBIG after the temporary file exists (root
-   * too). Opt-in: HDF5 before 1.14.1 leaves a dangling file id when H5Fclose
-   * fails (HDFFV-11052) and crashes in MPI_Finalize afterwards, so this case
-   * checks the error and the clean-up and then takes the process down. */
-  if (getenv("TC_OUTPUT_TEST_DISK_FULL")) {
+  /* A file-size limit (ulimit -f) smaller than the results file: every rank
+   * checks it before the file is created (a write past it would kill the
+   * process with SIGXFSZ); the process must then finish cleanly. */
+  {
     tc_mesh_options big = {{20, 20, 20}, {1, 1, 1}, 0.05, 1};
     struct rlimit saved, limit;
     EXPECT(getrlimit(RLIMIT_FSIZE, &saved) == 0, "cannot read the file size limit");
     limit = saved;
     limit.rlim_cur = 256 << 10;
-    signal(SIGXFSZ, SIG_IGN);
     EXPECT(setrlimit(RLIMIT_FSIZE, &limit) == 0, "cannot limit the file size");
     join(path, sizeof path, dir, "full.h5");
     err = write_file(MPI_COMM_WORLD, &big, path, false, "x", NULL, false, NULL);
     EXPECT(setrlimit(RLIMIT_FSIZE, &saved) == 0, "cannot lift the file size limit");
-    expect_failure(err, TC_ERR_HDF5, "full.h5", dir, "full.", "disk full mid-write");
+    expect_failure(err, TC_ERR_IO, "more than the file-size limit (ulimit -f) of 256.0 KiB", dir,
+                   "full.", "file-size limit");
   }
+
+  /* A symbolic link as the results file: a rename would replace the link. */
+  join(path, sizeof path, dir, "link.h5");
+  if (world_rank == 0)
+    EXPECT(symlink("nowhere/target.h5", path) == 0, "cannot make the link %s", path);
+  MPI_Barrier(MPI_COMM_WORLD);
+  err = write_file(MPI_COMM_WORLD, &options, path, true, "x", NULL, false, NULL);
+  expect_failure(err, TC_ERR_IO, "is a symbolic link (to 'nowhere/target.h5')", dir, "link.xmf",
+                 "symbolic link");
+  if (world_rank == 0)
+    EXPECT(unlink(path) == 0, "cannot remove the link %s", path);
+  MPI_Barrier(MPI_COMM_WORLD);
 
   /* The last rank fails after a dataset is in the temporary file. */
   join(path, sizeof path, dir, "injected.h5");
@@ -616,6 +626,79 @@ static void test_failures(const char *dir) {
     expect_failure(err, TC_ERR_ARGUMENT, "different output datasets", dir, "mismatch.",
                    "ranks add different fields");
   }
+}
+
+/* Writes text into dir/name on rank 0. */
+static void make_file(const char *dir, const char *name, const char *text) {
+  char path[600];
+  join(path, sizeof path, dir, name);
+  if (world_rank == 0) {
+    FILE *file = fopen(path, "w");
+    EXPECT(file && fputs(text, file) >= 0 && fclose(file) == 0, "cannot write %s", path);
+  }
+}
+
+/* One writer at a time on a path; what dead writers left is removed. */
+static void test_lock_and_debris(const char *dir) {
+  tc_mesh_options options = {{4, 3, 2}, {1, 1, 1}, 0.05, 1};
+  char path[600], message[800];
+  tc_mesh *mesh = NULL;
+  tc_err err = tc_mesh_create(MPI_COMM_WORLD, &options, &mesh);
+  EXPECT(err == TC_SUCCESS, "mesh: %s", tc_error_message());
+
+  join(path, sizeof path, dir, "locked.h5");
+  tc_output *first = NULL, *second = NULL;
+  err = tc_output_create(MPI_COMM_WORLD, path, true, mesh, &first);
+  EXPECT(err == TC_SUCCESS, "first writer: %s", tc_error_message());
+  err = tc_output_create(MPI_COMM_WORLD, path, true, mesh, &second);
+  long pid = (long)getpid();
+  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  snprintf(message, sizeof message,
+           "output path '%s' is being written by another tcmini run (pid %ld on host ", path, pid);
+  EXPECT(err == TC_ERR_IO && strstr(tc_error_message(), message) != NULL && second == NULL,
+         "second writer of one path: got '%s'", tc_error_message());
+  if (world_rank == 0)
+    printf("second writer -> %s\n", tc_error_message());
+  tc_error_clear();
+  tc_output_destroy(&first);
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT(count_entries(dir, "locked.") == 0, "the lock file remains after the writer is gone");
+  err = tc_output_create(MPI_COMM_WORLD, path, true, mesh, &second);
+  EXPECT(err == TC_SUCCESS, "writer after the first is gone: %s", tc_error_message());
+  tc_output_destroy(&second);
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  /* A dead run's temporary files go, with a note; a look-alike stays. */
+  make_file(dir, "debris.h5.tmp.deadhost.123", "half a results file");
+  make_file(dir, "debris.xmf.tmp.deadhost.123", "half an XDMF file");
+  make_file(dir, "debris.h5.tmp.my-notes", "not a temporary file of tcmini's");
+  MPI_Barrier(MPI_COMM_WORLD);
+  join(path, sizeof path, dir, "debris.h5");
+  tc_output *writer = NULL;
+  err = tc_output_create(MPI_COMM_WORLD, path, false, mesh, &writer);
+  EXPECT(err == TC_SUCCESS, "writer over debris: %s", tc_error_message());
+  if (world_rank == 0 && writer) {
+    snprintf(message, sizeof message,
+             "removed '%s.tmp.deadhost.123' (19 bytes), left by a run (deadhost.123) that did not "
+             "finish.",
+             path);
+    EXPECT(strstr(tc_output_note(writer), message) != NULL, "note '%s' lacks \"%s\"",
+           tc_output_note(writer), message);
+    EXPECT(strstr(tc_output_note(writer), "debris.xmf.tmp.deadhost.123") != NULL,
+           "note '%s' misses the XDMF file", tc_output_note(writer));
+    printf("debris -> %s\n", tc_output_note(writer));
+  }
+  tc_output_destroy(&writer);
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT(count_entries(dir, "debris.") == 1, "debris left or a look-alike removed (%d entries)",
+         count_entries(dir, "debris."));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank == 0) {
+    join(path, sizeof path, dir, "debris.h5.tmp.my-notes");
+    EXPECT(unlink(path) == 0, "cannot remove %s", path);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  tc_mesh_destroy(&mesh);
 }
 
 static void test_overwrite(const char *dir) {
@@ -736,6 +819,7 @@ int main(int argc, char **argv) {
   test_minimal(dir);
   test_failures(dir);
   test_overwrite(dir);
+  test_lock_and_debris(dir);
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank == 0 && !getenv("TC_OUTPUT_TEST_KEEP"))
