@@ -64,3 +64,17 @@ void tc_error_adopt(tc_err code, const char *message, const char *origin) {
   snprintf(recorded_message, sizeof recorded_message, "%s", message);
   snprintf(recorded_origin, sizeof recorded_origin, "%s", origin);
 }
+
+tc_err tc_error_out_of_memory(double bytes, const char *file, int line, const char *func) {
+  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int unit = 0;
+  double size = bytes;
+  while (size >= 1024.0 && unit < 6) {
+    size /= 1024.0;
+    unit++;
+  }
+  return tc_error_raise(TC_ERR_MEMORY, file, line, func,
+                        "out of memory: %.4g %s more could not be allocated (use fewer cells per "
+                        "rank: more ranks or nodes, or a smaller mesh)",
+                        size, units[unit]);
+}

@@ -66,15 +66,20 @@ void tc_error_adopt(tc_err code, const char *message, const char *origin);
       return tc_call_err_;                                                     \
   } while (0)
 
+/// Records TC_ERR_MEMORY for an allocation of bytes that failed, with a
+/// message in the user's terms (the size, and what to do about it), and
+/// returns TC_ERR_MEMORY. Not collective.
+tc_err tc_error_out_of_memory(double bytes, const char *file, int line, const char *func);
+
 /// Allocates count objects of *ptr's type with calloc, failing with
-/// TC_ERR_MEMORY (and the size asked for) when it cannot.
+/// TC_ERR_MEMORY (tc_error_out_of_memory) when it cannot.
 #define TC_CALLOC(ptr, count)                                                  \
   do {                                                                         \
     size_t tc_count_ = (size_t)(count);                                        \
     (ptr) = tc_count_ ? calloc(tc_count_, sizeof(*(ptr))) : NULL;              \
-    TC_CHECK(tc_count_ == 0 || (ptr) != NULL, TC_ERR_MEMORY,                   \
-             "out of memory allocating %zu bytes for %s",                      \
-             tc_count_ * sizeof(*(ptr)), #ptr);                                \
+    if (tc_count_ != 0 && (ptr) == NULL)                                       \
+      return tc_error_out_of_memory((double)tc_count_ * (double)sizeof(*(ptr)), \
+                                    __FILE__, __LINE__, __func__);             \
   } while (0)
 
 #endif
