@@ -23,6 +23,7 @@ _Static_assert(sizeof(tc_variant) == sizeof(int), "enum fields are stored as int
 _Static_assert(sizeof(tc_precision) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(tc_checks_mode) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(tc_tuning_on_error) == sizeof(int), "enum fields are stored as int");
+_Static_assert(sizeof(tc_progress_mode) == sizeof(int), "enum fields are stored as int");
 
 /// Largest deck file read (a deck is a page of text; this catches a wrong path).
 enum { DECK_MAX_BYTES = 1 << 20 };
@@ -115,6 +116,9 @@ static const char *backend_name(int value) { return tc_backend_name((tc_backend_
 static const char *variant_name(int value) { return tc_variant_name((tc_variant)value); }
 static const char *precision_name(int value) { return tc_precision_name((tc_precision)value); }
 static const char *checks_name(int value) { return tc_checks_mode_name((tc_checks_mode)value); }
+static const char *progress_name(int value) {
+  return tc_progress_mode_name((tc_progress_mode)value);
+}
 static const char *exchange_name(int value) { return tc_exchange_mode_name((tc_exchange_mode)value); }
 static const char *inputs_name(int value) { return tc_inputs_mode_name((tc_inputs_mode)value); }
 static const char *tuning_on_error_name(int value) {
@@ -132,6 +136,7 @@ static const enum_names exchange_names = {0, TC_EXCHANGE_COUNT, exchange_name};
 static const enum_names inputs_names = {0, TC_INPUTS_COUNT, inputs_name};
 static const enum_names tuning_on_error_names = {0, TC_TUNING_ON_ERROR_COUNT,
                                                  tuning_on_error_name};
+static const enum_names progress_names = {0, TC_PROGRESS_COUNT, progress_name};
 static const enum_names layout_names = {TC_CONFIG_LAYOUT_AUTO, TC_LAYOUT_COUNT, layout_name};
 
 #define ANY {-INFINITY, INFINITY, false, false}
@@ -196,6 +201,16 @@ static const option options[] = {
     {"run", "gpu_sharing", TYPE_BOOL, "false",
      "let several ranks share one GPU when a node has more ranks than GPUs", ANY, NULL,
      FIELD(gpu_sharing)},
+    {"run", "memory_check", TYPE_BOOL, "true",
+     "refuse, before anything large is allocated, a run whose estimated memory exceeds what "
+     "its ranks may use (the node's available memory, the memory cgroup's limit, ulimit -v); "
+     "false = run anyway",
+     ANY, NULL, FIELD(memory_check)},
+    {"run", "progress", TYPE_ENUM, "auto",
+     "a \"step k of n\" line on rank 0's stderr while the steps run: on, off, or auto = only "
+     "when tcmini runs without an MPI launcher and its stderr is a terminal (a launcher makes "
+     "every rank's output look like a terminal, even when it goes to a file)",
+     ANY, &progress_names, FIELD(progress)},
     {"run", "exchange", TYPE_ENUM, "host",
      "where the cuda backend sums shared nodes: host = node vectors copied back and summed "
      "there; device = packed and summed on the GPU, only shared values travel (via host "
@@ -247,6 +262,11 @@ const char *tc_tuning_on_error_name(tc_tuning_on_error mode) {
 
 bool tc_config_has_tuning(const tc_config *config) {
   return strcmp(config->tuning, "none") != 0;
+}
+
+const char *tc_progress_mode_name(tc_progress_mode mode) {
+  static const char *const names[TC_PROGRESS_COUNT] = {"auto", "on", "off"};
+  return (int)mode >= 0 && mode < TC_PROGRESS_COUNT ? names[mode] : "unknown";
 }
 
 const char *tc_checks_mode_name(tc_checks_mode mode) {

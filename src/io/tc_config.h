@@ -22,6 +22,9 @@ enum { TC_CONFIG_LAYOUT_AUTO = -1 };
 /// verify.checks.
 typedef enum { TC_CHECKS_AUTO, TC_CHECKS_ON, TC_CHECKS_OFF, TC_CHECKS_COUNT } tc_checks_mode;
 
+/// run.progress: the "step k of n" line on rank 0's stderr (tc_progress).
+typedef enum { TC_PROGRESS_AUTO, TC_PROGRESS_ON, TC_PROGRESS_OFF, TC_PROGRESS_COUNT } tc_progress_mode;
+
 /// run.exchange: where the CUDA backend sums the values of shared nodes.
 typedef enum {
   TC_EXCHANGE_HOST,      ///< node vectors copied to the host, summed there (tc_mesh_sum_shared)
@@ -70,6 +73,8 @@ typedef struct {
   int64_t batch_cells;       ///< cells per batch of the assembly loop, 0 = the backend's choice
   bool roofline;             ///< measure the devices' ceilings for the loop's roofline
   bool gpu_sharing;          ///< allow several ranks per GPU
+  bool memory_check;         ///< refuse a run that cannot fit in memory (tc_memory_check)
+  tc_progress_mode progress; ///< progress line on rank 0's stderr (tc_progress)
   tc_exchange_mode exchange; ///< where the CUDA backend sums shared nodes (host for CPU backends)
   tc_inputs_mode inputs;     ///< how the elasticity trio gets its inputs
   char tuning[TC_CONFIG_STRING_MAX]; ///< tuning file for AUTO (tcmini-bench --tune), "none" = the rules
@@ -147,6 +152,9 @@ void tc_config_format_double(double value, char text[TC_CONFIG_DOUBLE_CHARS]);
 
 /// "auto", "on", "off".
 const char *tc_checks_mode_name(tc_checks_mode mode);
+
+/// "auto", "on", "off".
+const char *tc_progress_mode_name(tc_progress_mode mode);
 
 /// "host", "device", "gpu-aware".
 const char *tc_exchange_mode_name(tc_exchange_mode mode);

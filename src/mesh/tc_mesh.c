@@ -539,6 +539,15 @@ MPI_Comm tc_mesh_comm(const tc_mesh *mesh) { return mesh->comm; }
 
 const tc_mesh_local *tc_mesh_local_part(const tc_mesh *mesh) { return &mesh->local; }
 
+bool tc_mesh_largest_block(const int64_t cells[3], int ranks, int64_t block[3]) {
+  int grid[3];
+  if (ranks < 1 || !choose_rank_grid(cells, ranks, grid))
+    return false;
+  for (int d = 0; d < 3; ++d) /* block 0 is one of the longest (block_begin) */
+    block[d] = block_begin(cells[d], grid[d], 1) - block_begin(cells[d], grid[d], 0);
+  return true;
+}
+
 void tc_mesh_rank_grid(const tc_mesh *mesh, int grid[3], int position[3]) {
   for (int d = 0; d < 3; ++d) {
     grid[d] = mesh->grid[d];

@@ -6,6 +6,7 @@
 #define TC_MESH_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "tc_error.h"
@@ -69,6 +70,12 @@ const tc_mesh_local *tc_mesh_local_part(const tc_mesh *mesh);
 /// The rank grid of the block decomposition (px*py*pz == ranks) and this
 /// rank's position in it.
 void tc_mesh_rank_grid(const tc_mesh *mesh, int grid[3], int position[3]);
+
+/// The cells per direction of the largest rank block when a box of cells is
+/// split over ranks as tc_mesh_create splits it (for estimates made before
+/// the mesh exists). False when the box cannot be split over that many
+/// ranks (tc_mesh_create then fails with the reason). Not collective.
+bool tc_mesh_largest_block(const int64_t cells[3], int ranks, int64_t block[3]);
 
 /// Sums values at shared nodes over every rank that touches them, in place.
 /// values is [num_nodes][components] (node-major). Each shared node's sum is

@@ -18,7 +18,7 @@ static const char *const all_keys[] = {
     "run.threads",         "run.layout",           "run.variant",      "run.precision",
     "run.tuning",          "run.tuning_on_error",
     "run.steps",           "run.batch_cells",      "run.roofline",     "run.gpu_sharing",
-    "run.exchange",        "run.inputs",
+    "run.exchange",        "run.inputs",          "run.memory_check", "run.progress",
     "verify.checks",       "verify.tolerance",
     "verify.tolerance_float", "output.path",       "output.overwrite", "output.element_matrices",
     "output.report",
@@ -38,6 +38,7 @@ static bool same_config(const tc_config *a, const tc_config *b) {
          a->variant == b->variant && a->precision == b->precision && a->steps == b->steps &&
          a->batch_cells == b->batch_cells && a->roofline == b->roofline &&
          a->gpu_sharing == b->gpu_sharing && a->exchange == b->exchange &&
+         a->memory_check == b->memory_check && a->progress == b->progress &&
          strcmp(a->tuning, b->tuning) == 0 && a->tuning_on_error == b->tuning_on_error &&
          a->checks == b->checks &&
          a->tolerance == b->tolerance && a->tolerance_float == b->tolerance_float &&
@@ -365,7 +366,7 @@ static void test_round_trip(void) {
       "distortion = 0.24999999999999997\n[element]\norder = 2\nquadrature = 10\n"
       "[physics]\nkernels = DataDataScalar FieldFieldTensor\n"
       "[run]\nlabel = \"  #; odd label ' with spaces, caf\xc3\xa9\"\n"
-      "backend = serial\nlayout = right\n"
+      "backend = serial\nlayout = right\nmemory_check = false\nprogress = on\n"
       "variant = tiling\nprecision = float\nsteps = 123456789012\nthreads = 4096\n"
       "[verify]\nchecks = on\ntolerance = 0.30000000000000004\n"
       "[output]\npath = \"/tmp/dir with space/x;y#z.h5\"\noverwrite = true\n",
