@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tc_checks.h"
 #include "tc_config.h"
@@ -18,6 +17,7 @@
 #include "tc_output.h"
 #include "tc_parallel.h"
 #include "tc_physics.h"
+#include "tc_progress.h"
 #include "tc_report.h"
 #include "tc_results.h"
 #include "tc_signals.h"
@@ -192,23 +192,6 @@ static tc_err write_output(tc_output *output, const tc_config *config, const tc_
   return err;
 }
 
-/* A progress line on rank 0 when stdout is a terminal and the steps have
- * taken more than two seconds, refreshed at most once a second. */
-static void show_progress(int64_t step, int64_t steps, double started, double *shown) {
-  if (tc_rank(MPI_COMM_WORLD) != 0 || !isatty(STDOUT_FILENO))
-    return;
-  double now = tc_wall_seconds();
-  if (step < steps && (now - started < 2.0 || now - *shown < 1.0))
-    return;
-  if (step < steps)
-    printf("\rtcmini: step %lld of %lld, %.0f s", (long long)step + 1, (long long)steps,
-           now - started);
-  else if (*shown > 0)
-    printf("\r%50s\r", "");
-  fflush(stdout);
-  *shown = now;
-}
-
 /* The ranks agree on a rank-local outcome (tc_parallel_agree); the time a
  * rank waits there for the others is the wait phase. The timer is stopped
  * whatever the outcome, so that every rank reaches the agreement. */
@@ -301,9 +284,11 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_report_set_workset(report, tc_loop_batch_cells(loop), tc_loop_num_batches(loop),
                                 config->batch_cells == 0, tc_loop_batch_rule(loop));
 
-  double loop_seconds = 0.0, started = tc_wall_seconds(), shown = 0.0;
+  double loop_seconds = 0.0;
+  tc_progress progress;
+  tc_progress_start(&progress, config->progress, tc_rank(comm), config->steps);
   for (int64_t step = 0; step < config->steps && err == TC_SUCCESS; ++step) {
-    show_progress(step, config->steps, started, &shown);
+    tc_progress_step(&progress, step);
     double start = tc_wall_seconds();
     tc_err local = tc_loop_step(loop, timers);
     if (local == TC_SUCCESS) /* SIGINT/SIGTERM stop the run between steps */
@@ -311,7 +296,7 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = agree(timers, local);
     loop_seconds += tc_wall_seconds() - start;
   }
-  show_progress(config->steps, config->steps, started, &shown);
+  tc_progress_finish(&progress);
   if (err == TC_SUCCESS) {
     err = tc_timer_start(timers, TC_PHASE_WAIT);
     if (err == TC_SUCCESS)
