@@ -26,8 +26,14 @@ static const fault_point points[] = {
     {"step", TC_ERR_INTERNAL, "an assembly step failed"},
     {"io", TC_ERR_IO, "I/O error writing the results file"},
     {"publish", TC_ERR_IO, "I/O error publishing the results file"},
+    /* Deliberately wrong kernels (tc_fault_wrong), one per contraction. */
+    {"wrong_FieldFieldScalar", TC_SUCCESS, NULL}, {"wrong_FieldFieldVector", TC_SUCCESS, NULL},
+    {"wrong_FieldFieldTensor", TC_SUCCESS, NULL}, {"wrong_DataFieldScalar", TC_SUCCESS, NULL},
+    {"wrong_DataFieldVector", TC_SUCCESS, NULL},  {"wrong_DataFieldTensor", TC_SUCCESS, NULL},
+    {"wrong_DataDataScalar", TC_SUCCESS, NULL},   {"wrong_DataDataVector", TC_SUCCESS, NULL},
+    {"wrong_DataDataTensor", TC_SUCCESS, NULL},
 };
-enum { NUM_POINTS = sizeof points / sizeof points[0], MAX_FAULTS = 8, SETTING_MAX = 256 };
+enum { NUM_POINTS = sizeof points / sizeof points[0], MAX_FAULTS = 12, SETTING_MAX = 256 };
 
 enum { MARK_MAX = 256 };
 
@@ -128,10 +134,11 @@ tc_err tc_fault_check(const char *point) {
     return TC_SUCCESS;
   TC_CHECK(!injection.malformed, TC_ERR_ARGUMENT,
            "TCMINI_FAULT='%s': expected a comma-separated list of point[:rank=R][:at=N][:mark=FILE] with "
-           "point alloc, step, io or publish (at most %d)",
+           "point alloc, step, io, publish or wrong_<Kernel> (at most %d)",
            injection.setting, MAX_FAULTS);
   int index = point_index(point, strlen(point));
-  TC_CHECK(index >= 0, TC_ERR_INTERNAL, "tc_fault_check: unknown fault point '%s'", point);
+  TC_CHECK(index >= 0 && points[index].what != NULL, TC_ERR_INTERNAL,
+           "tc_fault_check: unknown fault point '%s'", point);
   const int rank = world_rank();
   for (int i = 0; i < injection.count; ++i) {
     fault *f = &injection.faults[i];
@@ -151,6 +158,19 @@ tc_err tc_fault_check(const char *point) {
              point, f->at, injection.setting);
   }
   return TC_SUCCESS;
+}
+
+bool tc_fault_wrong(const char *point) {
+  if (!injection.read)
+    read_setting();
+  if (injection.count == 0 || injection.malformed)
+    return false;
+  const int index = point_index(point, strlen(point)), rank = world_rank();
+  for (int i = 0; i < injection.count; ++i)
+    if (injection.faults[i].point == index &&
+        (injection.faults[i].rank < 0 || injection.faults[i].rank == rank))
+      return true;
+  return false;
 }
 
 /* ---- temporary files a fatal signal must remove ---- */

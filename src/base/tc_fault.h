@@ -6,6 +6,8 @@
 #ifndef TC_FAULT_H
 #define TC_FAULT_H
 
+#include <stdbool.h>
+
 #include "tc_error.h"
 
 /// Most temporary files registered at once (tc_fault_track_temporary).
@@ -28,6 +30,15 @@ enum { TC_FAULT_MAX_TEMPORARIES = 4, TC_FAULT_PATH_MAX = 4096 };
 /// tc_fault_signal_received every check fails with TC_ERR_INTERRUPTED. Main
 /// thread only; not collective.
 tc_err tc_fault_check(const char *point);
+
+/// Whether TCMINI_FAULT asks for the results at point to be made wrong, for
+/// this process's rank: the points "wrong_<Kernel>" (e.g.
+/// wrong_FieldFieldVector) make that contraction a deliberately wrong
+/// kernel, so that the tests can show the checks catch one. Unlike
+/// tc_fault_check, it holds on every arrival (at= is not used). False when
+/// TCMINI_FAULT is unset or malformed (tc_fault_check reports that). Main
+/// thread only; not collective.
+bool tc_fault_wrong(const char *point);
 
 /// Registers a temporary file that tc_fault_signal_received must delete
 /// (a file being written under a temporary name). Fails with TC_ERR_ARGUMENT

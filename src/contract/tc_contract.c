@@ -6,9 +6,11 @@
 
 #include <ctype.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tc_build.h"
 #include "tc_contract_backend.h"
+#include "tc_fault.h"
 #include "tc_tuning.h"
 
 static const char *const kernel_names[TC_KERNEL_COUNT] = {
@@ -561,6 +563,37 @@ tc_err tc_contract_choose(const tc_contract_backend *backend, const tc_tuning *t
   return TC_SUCCESS;
 }
 
+/* Test-only (TCMINI_FAULT=wrong_<Kernel>, src/base/tc_fault.h): a
+ * deliberately wrong kernel, whose first output entry of every cell is off
+ * by a thousandth of the cell's largest entry, as a kernel with one wrong
+ * index would be, for the checks to catch. Host backends only (a CUDA
+ * backend's output is in device memory). */
+static void make_wrong_if_asked(const tc_contract_backend *backend, const tc_contraction *shape,
+                                void *output) {
+  char point[48];
+  snprintf(point, sizeof point, "wrong_%s", tc_kernel_name(shape->kernel));
+  if (backend->kind == TC_BACKEND_CUDA || !tc_fault_wrong(point))
+    return;
+  const int64_t cells = shape->num_cells, per_cell = tc_contraction_output_count(shape) / cells;
+  /* Entry e of cell c: layout right keeps a cell's entries together, layout
+   * left puts the cell index fastest. */
+  const bool right = shape->layout == TC_LAYOUT_RIGHT;
+  for (int64_t c = 0; c < cells; ++c) {
+    const int64_t first = right ? c * per_cell : c, stride = right ? 1 : cells;
+    double largest = 0.0;
+    for (int64_t e = 0; e < per_cell; ++e) {
+      const int64_t at = first + e * stride;
+      const double value = shape->precision == TC_FLOAT ? (double)((const float *)output)[at]
+                                                        : ((const double *)output)[at];
+      largest = value > largest ? value : -value > largest ? -value : largest;
+    }
+    if (shape->precision == TC_FLOAT)
+      ((float *)output)[first] += (float)(1e-3 * largest);
+    else
+      ((double *)output)[first] += 1e-3 * largest;
+  }
+}
+
 tc_err tc_contract(const tc_contract_backend *backend, const tc_contraction *shape,
                    tc_variant variant, const void *left, const void *right, void *output,
                    void *stream) {
@@ -576,5 +609,7 @@ tc_err tc_contract(const tc_contract_backend *backend, const tc_contraction *sha
   if (source == TC_CHOICE_RULE && resolved != TC_VARIANT_VENDOR && probe_applies(backend, &copy) &&
       !probed(backend, &copy, &resolved))
     TC_CALL(probe(backend, &copy, resolved, left, right, output, stream, &resolved));
-  return backend->run(&copy, resolved, left, right, output, stream);
+  TC_CALL(backend->run(&copy, resolved, left, right, output, stream));
+  make_wrong_if_asked(backend, &copy, output);
+  return TC_SUCCESS;
 }
