@@ -2,7 +2,29 @@
  * Degrees of exactness: on a cell mapped by a Q_p map, det J has degree
  * 3p-1 per reference variable, u_h (the interpolant of a linear u) degree p,
  * the cofactor matrix 2p and reference gradients p; an n-point Gauss rule is
- * exact to degree 2n-1. Affine cells (no distortion) lower these degrees. */
+ * exact to degree 2n-1. Affine cells (no distortion) lower these degrees.
+ *
+ * Conditioning. A stiffness matrix K annihilates constants (E, the
+ * elasticity matrix, translations): its (block) rows sum to zero. Products
+ * with K are therefore evaluated on differences,
+ *   (K x)_i = sum_j K_ij (x_j - x_i),  x.K.x = -1/2 sum_ij K_ij (x_i - x_j)^2
+ * (the second for one dof a node; w.E.w is w . (E w) with E w on
+ * differences), which are the same numbers in exact arithmetic. Computed
+ * directly, x.K.x adds terms of size |K_ij| |x|^2 ~ h that cancel down to a
+ * result of size 1: on n^3 cells the rounding of K (float contractions) is
+ * amplified about n^2 times (float Q2 failed its 1e-4 tolerance from 16^3
+ * cells). On differences the terms of x.K.x are of the size of the result
+ * (h^3 each), those of K x of the size of the load it is compared with
+ * (h^2), and w . (E w) keeps a factor n (|w| against differences of size
+ * h). The difference forms take the zero row sums for granted (they never
+ * read K's diagonal): the checks that K annihilates constants and E the
+ * rigid-body motions test exactly that, with direct products. The tolerance
+ * of a check on differences is the
+ * larger of verify.tolerance(_float) and its rounding-error bound
+ * gamma_k * M / scale: k the roundings behind one entry of the contraction
+ * (its contracted length, plus two for its inputs), gamma_k = k u / (1 - k u)
+ * with u the unit roundoff of the run's precision, and M the sum of the
+ * magnitudes of the terms compared (|K_ij| |x_j - x_i|, ...). */
 #include "tc_checks.h"
 
 #include <math.h>
@@ -27,8 +49,11 @@ typedef struct {
   tc_check_list *list;
 } check_context;
 
-static void add_check(check_context *ctx, const char *name, double value, double reference,
-                      double scale, const char *skip_note) {
+/* A check whose relative tolerance is the larger of the configured one and
+ * bound (a rounding-error bound relative to scale; 0 for none). */
+static void add_bounded_check(check_context *ctx, const char *name, double value,
+                              double reference, double scale, double bound,
+                              const char *skip_note) {
   tc_check_list *list = ctx->list;
   if (list->count == TC_CHECKS_MAX)
     return;
@@ -37,12 +62,34 @@ static void add_check(check_context *ctx, const char *name, double value, double
   check->value = value;
   check->reference = reference;
   check->scale = scale > 0 ? scale : 1.0;
-  check->tolerance = ctx->tolerance;
+  check->tolerance = fmax(ctx->tolerance, bound);
   check->skipped = skip_note != NULL;
   snprintf(check->note, sizeof check->note, "%s", skip_note ? skip_note : "");
-  check->passed = check->skipped || fabs(value - reference) <= ctx->tolerance * check->scale;
+  check->passed = check->skipped || fabs(value - reference) <= check->tolerance * check->scale;
   if (!check->passed)
     list->passed = false;
+}
+
+static void add_check(check_context *ctx, const char *name, double value, double reference,
+                      double scale, const char *skip_note) {
+  add_bounded_check(ctx, name, value, reference, scale, 0.0, skip_note);
+}
+
+/* gamma_k of the run's precision (Higham's bound on k roundings): the
+ * relative error bound of a contraction entry with k contracted terms (and
+ * its two rounded inputs: k + 2). */
+static double gamma_of(const check_context *ctx, tc_kernel kernel) {
+  const int64_t points = ctx->loop ? tc_loop_num_points(ctx->loop) : 1;
+  const int64_t dims = kernel == TC_FIELD_FIELD_TENSOR || kernel == TC_DATA_FIELD_TENSOR ||
+                               kernel == TC_DATA_DATA_TENSOR
+                           ? 9
+                       : kernel == TC_FIELD_FIELD_VECTOR || kernel == TC_DATA_FIELD_VECTOR ||
+                               kernel == TC_DATA_DATA_VECTOR
+                           ? 3
+                           : 1;
+  const double u = ctx->config->precision == TC_FLOAT ? 0x1p-24 : 0x1p-53;
+  const double k = (double)(points * dims + 2);
+  return k * u / (1 - k * u);
 }
 
 /* Whether the n-point Gauss rule integrates an integrand of this degree
@@ -124,6 +171,66 @@ static tc_err global_product(const check_context *ctx, int components, const dou
   return tc_mesh_sum_shared(ctx->mesh, y, components);
 }
 
+/* y = K x evaluated on differences, y_i = sum_j K_ij (x_j - x_i) (per
+ * component for 3 dofs a node), and magnitude_i = sum_j |K_ij (x_j - x_i)|,
+ * over the whole mesh: the rank's rows, then shared rows summed. K must
+ * annihilate constants (translations). magnitude may be NULL. */
+static tc_err difference_product(const check_context *ctx, int components, const double *matrix,
+                                 const double *x, double *y, double *magnitude) {
+  const tc_csr *graph = tc_assembly_graph(tc_loop_assembly(ctx->loop), components);
+  for (int64_t row = 0; row < graph->num_rows; ++row) {
+    const int64_t node = row / components;
+    double sum = 0.0, size = 0.0;
+    for (int64_t e = graph->row_offsets[row]; e < graph->row_offsets[row + 1]; ++e) {
+      const int64_t column = graph->columns[e];
+      const double term =
+          matrix[e] * (x[column] - x[node * components + column % components]);
+      sum += term;
+      size += fabs(term);
+    }
+    y[row] = sum;
+    if (magnitude)
+      magnitude[row] = size;
+  }
+  TC_CALL(tc_mesh_sum_shared(ctx->mesh, y, components));
+  return magnitude ? tc_mesh_sum_shared(ctx->mesh, magnitude, components) : TC_SUCCESS;
+}
+
+/* x.K.x evaluated on differences, -1/2 sum_ij K_ij (x_i - x_j)^2 (one dof
+ * a node; for 3x3 blocks the identity needs symmetric blocks, which the
+ * elasticity matrix's off-diagonal blocks are not), and the sum of the
+ * magnitudes of its terms, over the whole mesh (each rank's matrix holds its
+ * own cells' contributions, so the ranks' sums add up). */
+static tc_err difference_form(const check_context *ctx, const double *matrix, const double *x,
+                              double *form, double *magnitude) {
+  const tc_csr *graph = tc_assembly_graph(tc_loop_assembly(ctx->loop), 1);
+  double sums[2] = {0.0, 0.0};
+  for (int64_t row = 0; row < graph->num_rows; ++row)
+    for (int64_t e = graph->row_offsets[row]; e < graph->row_offsets[row + 1]; ++e) {
+      const double difference = x[row] - x[graph->columns[e]];
+      const double term = -0.5 * matrix[e] * difference * difference;
+      sums[0] += term;
+      sums[1] += fabs(term);
+    }
+  TC_CALL(tc_allreduce_sum_double(ctx->comm, sums, 2));
+  *form = sums[0];
+  *magnitude = sums[1];
+  return TC_SUCCESS;
+}
+
+/* sum |x_i| |y_i| over owned nodes, all ranks. */
+static tc_err global_abs_dot(const check_context *ctx, const double *x, const double *y,
+                             int components, double *dot) {
+  double total = 0.0;
+  for (int64_t n = 0; n < ctx->local->num_nodes; ++n)
+    if (owned(ctx, n))
+      for (int i = 0; i < components; ++i)
+        total += fabs(x[n * components + i]) * fabs(y[n * components + i]);
+  TC_CALL(tc_allreduce_sum_double(ctx->comm, &total, 1));
+  *dot = total;
+  return TC_SUCCESS;
+}
+
 /* x . y over owned nodes, all ranks. */
 static tc_err global_dot(const check_context *ctx, const double *x, const double *y,
                          int components, double *dot) {
@@ -188,23 +295,32 @@ static tc_err check_stiffness(check_context *ctx) {
   TC_CALL(global_max_abs(ctx, ctx->scratch + nodes, 1, false, &residual));
   add_check(ctx, "diffusion stiffness annihilates constants (max |K 1|)", residual, 0.0, diagonal,
             NULL);
-  TC_CALL(global_product(ctx, 1, r->stiffness, ctx->u, ctx->scratch));
+  /* K u on differences; scratch + nodes: the magnitudes of its terms. */
+  TC_CALL(difference_product(ctx, 1, r->stiffness, ctx->u, ctx->scratch, ctx->scratch + nodes));
   TC_CALL(global_max_abs(ctx, ctx->scratch, 1, true, &residual));
   add_check(ctx, "diffusion stiffness annihilates a linear field at interior nodes", residual, 0.0,
             diagonal * largest_u, inexact_note(ctx, degree(ctx, 3 * p, p)));
   if (r->flux_load) {
-    double difference, scale;
+    double difference, scale, size;
     TC_CALL(global_max_difference(ctx, ctx->scratch, r->flux_load, 1, &difference));
     TC_CALL(global_max_abs(ctx, r->flux_load, 1, false, &scale));
-    add_check(ctx, "flux load (DataFieldVector, P=1 data) equals stiffness times u", difference,
-              0.0, fmax(scale, diagonal * largest_u), NULL);
+    TC_CALL(global_max_abs(ctx, ctx->scratch + nodes, 1, false, &size));
+    scale = fmax(scale, diagonal * largest_u);
+    add_bounded_check(ctx, "flux load (DataFieldVector, P=1 data) equals stiffness times u",
+                      difference, 0.0, scale,
+                      (gamma_of(ctx, TC_FIELD_FIELD_VECTOR) + gamma_of(ctx, TC_DATA_FIELD_VECTOR)) *
+                          size / scale,
+                      NULL);
   }
   if (r->cell_grad_u2) {
-    double integral, stiffness_u_u;
+    double integral, form, size;
     TC_CALL(cell_sum(ctx, r->cell_grad_u2, &integral));
-    TC_CALL(global_dot(ctx, ctx->u, ctx->scratch, 1, &stiffness_u_u));
-    add_check(ctx, "integral of |grad u|^2 (DataDataVector) equals u.K.u", integral,
-              stiffness_u_u, fabs(stiffness_u_u), NULL);
+    TC_CALL(difference_form(ctx, r->stiffness, ctx->u, &form, &size));
+    /* |grad u_h|^2 >= 0: the integral's terms add up to it. */
+    const double bound = gamma_of(ctx, TC_FIELD_FIELD_VECTOR) * size +
+                         gamma_of(ctx, TC_DATA_DATA_VECTOR) * fabs(integral);
+    add_bounded_check(ctx, "integral of |grad u|^2 (DataDataVector) equals u.K.u", integral, form,
+                      fabs(form), bound / fabs(form), NULL);
   }
   return TC_SUCCESS;
 }
@@ -234,37 +350,63 @@ static tc_err check_elasticity(check_context *ctx) {
   double diagonal, worst = 0.0, largest_motion = 0.0;
   TC_CALL(global_max_abs(ctx, r->elasticity_diagonal, 3, false, &diagonal));
   double *motion = malloc((size_t)(3 * nodes) * sizeof *motion);
-  TC_CHECK(motion || nodes == 0, TC_ERR_MEMORY, "out of memory in the checks");
+  double *size = malloc((size_t)(3 * nodes) * sizeof *size);
   tc_err err = TC_SUCCESS;
+  if ((motion == NULL || size == NULL) && nodes > 0)
+    err = tc_error_out_of_memory(2.0 * 3 * (double)nodes * sizeof(double), __FILE__, __LINE__,
+                                 __func__);
   for (int mode = 0; mode < 6 && err == TC_SUCCESS; ++mode) {
-    double residual = 0.0, size = 0.0;
+    double residual = 0.0, largest = 0.0;
     rigid_motion(ctx, mode, motion);
+    /* Directly, not on differences: this is the check that the rows sum to
+     * zero, which the difference forms take for granted. */
     err = global_product(ctx, 3, r->elasticity, motion, ctx->scratch);
     if (err == TC_SUCCESS)
       err = global_max_abs(ctx, ctx->scratch, 3, false, &residual);
     if (err == TC_SUCCESS)
-      err = global_max_abs(ctx, motion, 3, false, &size);
+      err = global_max_abs(ctx, motion, 3, false, &largest);
     worst = fmax(worst, residual);
-    largest_motion = fmax(largest_motion, size);
+    largest_motion = fmax(largest_motion, largest);
   }
   free(motion);
-  TC_CALL(err);
-  add_check(ctx, "elasticity stiffness annihilates the 6 rigid-body motions", worst, 0.0,
-            diagonal * largest_motion, NULL);
-  TC_CALL(global_product(ctx, 3, r->elasticity, ctx->w, ctx->scratch));
-  if (r->internal_force) {
-    double difference, scale;
-    TC_CALL(global_max_difference(ctx, ctx->scratch, r->internal_force, 3, &difference));
-    TC_CALL(global_max_abs(ctx, r->internal_force, 3, false, &scale));
-    add_check(ctx, "internal force (DataFieldTensor) equals elasticity stiffness times w",
-              difference, 0.0, scale, NULL);
+  if (err == TC_SUCCESS)
+    add_check(ctx, "elasticity stiffness annihilates the 6 rigid-body motions", worst, 0.0,
+              diagonal * largest_motion, NULL);
+  if (err == TC_SUCCESS)
+    err = difference_product(ctx, 3, r->elasticity, ctx->w, ctx->scratch, size);
+  if (err == TC_SUCCESS && r->internal_force) {
+    double difference, scale, largest;
+    err = global_max_difference(ctx, ctx->scratch, r->internal_force, 3, &difference);
+    if (err == TC_SUCCESS)
+      err = global_max_abs(ctx, r->internal_force, 3, false, &scale);
+    if (err == TC_SUCCESS)
+      err = global_max_abs(ctx, size, 3, false, &largest);
+    if (err == TC_SUCCESS)
+      add_bounded_check(
+          ctx, "internal force (DataFieldTensor) equals elasticity stiffness times w", difference,
+          0.0, scale,
+          (gamma_of(ctx, TC_FIELD_FIELD_TENSOR) + gamma_of(ctx, TC_DATA_FIELD_TENSOR)) * largest /
+              (scale > 0 ? scale : 1.0),
+          NULL);
   }
+  /* w.E.w as w . (E w), E w on differences: its rounding is bounded by
+   * sum_i |w_i| (|E| |w_j - w_i|)_i. */
+  double integral = 0.0, energy = 0.0, magnitude = 0.0;
+  if (err == TC_SUCCESS && r->cell_stress_strain)
+    err = cell_sum(ctx, r->cell_stress_strain, &integral);
+  if (err == TC_SUCCESS && r->cell_stress_strain)
+    err = global_dot(ctx, ctx->w, ctx->scratch, 3, &energy);
+  if (err == TC_SUCCESS && r->cell_stress_strain)
+    err = global_abs_dot(ctx, ctx->w, size, 3, &magnitude);
+  free(size);
+  TC_CALL(err);
   if (r->cell_stress_strain) {
-    double integral, energy;
-    TC_CALL(cell_sum(ctx, r->cell_stress_strain, &integral));
-    TC_CALL(global_dot(ctx, ctx->w, ctx->scratch, 3, &energy));
-    add_check(ctx, "integral of sigma:eps (DataDataTensor) equals w.E.w", integral, energy,
-              fabs(energy), NULL);
+    /* sigma:eps >= 0 (positive definite material): the integral's terms add
+     * up to it. */
+    const double bound = gamma_of(ctx, TC_FIELD_FIELD_TENSOR) * magnitude +
+                         gamma_of(ctx, TC_DATA_DATA_TENSOR) * fabs(integral);
+    add_bounded_check(ctx, "integral of sigma:eps (DataDataTensor) equals w.E.w", integral,
+                      energy, fabs(energy), bound / fabs(energy), NULL);
   }
   return TC_SUCCESS;
 }
