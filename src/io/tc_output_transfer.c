@@ -76,8 +76,13 @@ static void free_share(image_share *share) {
   memset(share, 0, sizeof *share);
 }
 
+/* The read-back goes in pieces of at most this many bytes a rank, so that
+ * verifying costs a bounded buffer (tc_memory counts it), not a second copy
+ * of the rank's largest dataset. Each piece has its checksum. */
+enum { PIECE_BYTES = 64 << 20 };
+
 /* One dataset's rows on this rank: packed in global order, their runs in
- * the file and their checksum. */
+ * the file, and the checksums of its pieces as written. */
 typedef struct {
   void *packed;
   const void *data;
@@ -85,6 +90,8 @@ typedef struct {
   int64_t count;
   tc_byte_run *runs;
 } dataset_rows;
+
+static int64_t pieces_of(int64_t bytes) { return (bytes + PIECE_BYTES - 1) / PIECE_BYTES; }
 
 static tc_err prepare(const tc_output *output, const tc_output_dataset *dataset,
                       const tc_output_mesh_rows *rows, bool pack, dataset_rows *mine) {
@@ -106,13 +113,44 @@ static void free_rows(dataset_rows *mine) {
   memset(mine, 0, sizeof *mine);
 }
 
+/* The runs of the file that hold bytes [from, from + length) of the rank's
+ * stream (its runs' bytes one after the other), into piece (allocated by
+ * the caller with count entries: a piece covers at most all the runs). */
+static void piece_runs(const tc_byte_run *runs, int64_t count, int64_t from, int64_t length,
+                       tc_byte_run *piece, int64_t *pieces) {
+  *pieces = 0;
+  int64_t at = 0; /* stream offset of run i */
+  for (int64_t i = 0; i < count && length > 0; at += runs[i].bytes, i++) {
+    if (at + runs[i].bytes <= from)
+      continue;
+    int64_t skip = from > at ? from - at : 0;
+    int64_t take = runs[i].bytes - skip < length ? runs[i].bytes - skip : length;
+    piece[(*pieces)++] = (tc_byte_run){runs[i].offset + skip, take};
+    from += take;
+    length -= take;
+  }
+}
+
+static tc_err allocate_sums(int64_t count, uint64_t **sums) {
+  TC_CALLOC(*sums, count ? count : 1);
+  return TC_SUCCESS;
+}
+
+/* Packs, checksums (piece by piece, into *sums) and writes one dataset. */
 static tc_err write_dataset(const tc_output *output, tc_parallel_file *file,
                             const tc_output_dataset *dataset, const tc_output_mesh_rows *rows,
-                            uint64_t *sum, int64_t *payload) {
+                            uint64_t **sums, int64_t *payload) {
   dataset_rows mine;
-  tc_err err = tc_parallel_agree(output->comm, prepare(output, dataset, rows, true, &mine));
+  tc_err err = prepare(output, dataset, rows, true, &mine);
+  if (err == TC_SUCCESS)
+    err = allocate_sums(pieces_of(mine.bytes), sums);
+  err = tc_parallel_agree(output->comm, err);
   if (err == TC_SUCCESS) {
-    *sum = checksum(mine.data, mine.bytes);
+    for (int64_t k = 0; k < pieces_of(mine.bytes); k++) {
+      int64_t from = k * PIECE_BYTES;
+      int64_t length = mine.bytes - from < PIECE_BYTES ? mine.bytes - from : PIECE_BYTES;
+      (*sums)[k] = checksum((const char *)mine.data + from, length);
+    }
     err = tc_parallel_file_write(file, mine.count, mine.runs, mine.data);
   }
   if (err == TC_SUCCESS) {
@@ -128,6 +166,11 @@ static tc_err allocate_bytes(int64_t bytes, unsigned char **buffer) {
   return TC_SUCCESS;
 }
 
+static tc_err allocate_runs(int64_t count, tc_byte_run **runs) {
+  TC_CALLOC(*runs, count ? count : 1);
+  return TC_SUCCESS;
+}
+
 static tc_err differs(const tc_output *output, const char *what) {
   TC_FAIL(TC_ERR_IO,
           "the results file '%s' read back differs from what was written (%s, written by rank "
@@ -135,21 +178,38 @@ static tc_err differs(const tc_output *output, const char *what) {
           output->h5_path, what, output->rank);
 }
 
+/* Reads one dataset back piece by piece (every rank takes part in as many
+ * collective reads as the rank with the most pieces) and compares each
+ * piece's checksum with what was written. */
 static tc_err verify_dataset(const tc_output *output, tc_parallel_file *file,
                              const tc_output_dataset *dataset, const tc_output_mesh_rows *rows,
-                             uint64_t sum) {
+                             const uint64_t *sums) {
   dataset_rows mine;
   unsigned char *back = NULL;
+  tc_byte_run *piece = NULL;
   tc_err err = prepare(output, dataset, rows, false, &mine);
+  int64_t pieces = pieces_of(mine.bytes), all_pieces = pieces;
   if (err == TC_SUCCESS)
-    err = allocate_bytes(mine.bytes, &back);
+    err = allocate_bytes(mine.bytes < PIECE_BYTES ? mine.bytes : PIECE_BYTES, &back);
+  if (err == TC_SUCCESS)
+    err = allocate_runs(mine.count, &piece);
   err = tc_parallel_agree(output->comm, err);
   if (err == TC_SUCCESS)
-    err = tc_parallel_file_read(file, mine.count, mine.runs, back);
+    err = tc_allreduce_max_int64(output->comm, &all_pieces, 1);
+  bool same = true;
+  for (int64_t k = 0; k < all_pieces && err == TC_SUCCESS; k++) {
+    int64_t from = k * PIECE_BYTES, length = 0, count = 0;
+    if (k < pieces) {
+      length = mine.bytes - from < PIECE_BYTES ? mine.bytes - from : PIECE_BYTES;
+      piece_runs(mine.runs, mine.count, from, length, piece, &count);
+    }
+    err = tc_parallel_file_read(file, count, piece, back);
+    if (err == TC_SUCCESS && k < pieces)
+      same = same && checksum(back, length) == sums[k];
+  }
   if (err == TC_SUCCESS)
-    err = tc_parallel_agree(output->comm, checksum(back, mine.bytes) == sum
-                                              ? TC_SUCCESS
-                                              : differs(output, dataset->path));
+    err = tc_parallel_agree(output->comm, same ? TC_SUCCESS : differs(output, dataset->path));
+  free(piece);
   free(back);
   free_rows(&mine);
   return err;
@@ -170,7 +230,7 @@ static tc_err verify_image(const tc_output *output, tc_parallel_file *file,
   return err;
 }
 
-static tc_err allocate_sums(int count, uint64_t **sums) {
+static tc_err allocate_lists(int count, uint64_t ***sums) {
   TC_CALLOC(*sums, count ? count : 1);
   return TC_SUCCESS;
 }
@@ -181,10 +241,10 @@ tc_err tc_output_transfer(const tc_output *output, const char *path,
                           tc_output_transfer_stats *stats) {
   stats->payload_bytes = 0;
   image_share share;
-  uint64_t *sums = NULL;
+  uint64_t **sums = NULL; /* [count] the checksums of each dataset's pieces */
   tc_err err = share_image(output, layout, &share);
   if (err == TC_SUCCESS)
-    err = allocate_sums(count, &sums);
+    err = allocate_lists(count, &sums);
   err = tc_parallel_agree(output->comm, err);
   tc_parallel_file *file = NULL;
   if (err == TC_SUCCESS)
@@ -209,6 +269,8 @@ tc_err tc_output_transfer(const tc_output *output, const char *path,
   }
   if (file != NULL)
     err = tc_output_agree_next(output->comm, err, tc_parallel_file_close(&file));
+  for (int i = 0; sums && i < count; i++)
+    free(sums[i]);
   free(sums);
   free_share(&share);
   return err;
