@@ -169,7 +169,7 @@ static tc_err transfer_round(tc_parallel_file *file, bool write, const round_pla
   if (rc == MPI_SUCCESS)
     rc = write ? MPI_File_write_all(file->handle, data, bytes, MPI_BYTE, &status)
                : MPI_File_read_all(file->handle, data, bytes, MPI_BYTE, &status);
-  if (rc == MPI_SUCCESS)
+  if (rc == MPI_SUCCESS && bytes > 0) /* ROMIO leaves the status unset for 0 bytes */
     rc = MPI_Get_count(&status, MPI_BYTE, &moved);
   if (view != MPI_BYTE)
     (void)MPI_Type_free(&view); /* the view keeps its own reference */
