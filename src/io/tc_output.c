@@ -246,11 +246,11 @@ static tc_err temporary_names(const tc_output *output, char *h5_temporary, char 
   return tc_broadcast(output->comm, xdmf_temporary, (int64_t)size, 0);
 }
 
-/* Rank 0: the XDMF file, both files durable, and their publication, with
+/* Rank 0: the XDMF file (durable: tc_xdmf_write syncs it; the HDF5 file
+ * was synced by tc_output_transfer), and the pair's publication, with
  * SIGINT and SIGTERM held off (a publication is not stopped half-way). */
 static tc_err finish(const tc_output *output, const char *h5_temporary,
                      const char *xdmf_temporary) {
-  TC_CALL(tc_output_sync_file(h5_temporary));
   TC_CALL(write_xdmf(output, xdmf_temporary));
   TC_CALL(tc_fault_check("publish")); /* test-only: TCMINI_FAULT=publish */
   /* From here on the temporaries are the publication's to move or remove. */

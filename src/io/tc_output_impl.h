@@ -324,9 +324,6 @@ tc_err tc_output_create_temporary(const char *final, const char *path, int64_t b
  * this process. Not collective. */
 tc_err tc_output_check_size_limit(const char *path, int64_t bytes);
 
-/* Rank 0: makes the file at path durable (fsync). Not collective. */
-tc_err tc_output_sync_file(const char *path);
-
 /* Rank 0: publishes the complete, durable temporary files under the final
  * names as a pair: afterwards the final names hold both new files, or, after
  * a failure, both files they held before (or none, if there were none).

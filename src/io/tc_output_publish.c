@@ -5,7 +5,8 @@
  * pair they held before, never one of each and never neither.
  *
  * The steps (rank 0), each on the final names X.h5 and X.xmf:
- *   1. fsync both temporaries T.h5, T.xmf (done before this file is called)
+ *   1. fsync both temporaries T.h5, T.xmf (done before: tc_output_transfer,
+ *      tc_xdmf_write)
  *   2. write and fsync a journal X.h5.publishing.<owner> naming the files by
  *      device and inode (old X.h5, old X.xmf, T.h5, T.xmf), fsync the
  *      directory (the temporaries' and the journal's names are durable)
@@ -183,19 +184,6 @@ tc_err tc_output_check_size_limit(const char *path, int64_t bytes) {
   TC_FAIL(TC_ERR_IO,
           "the results file '%s' takes %s, more than the file-size limit (ulimit -f) of %s", path,
           size, allowed);
-}
-
-tc_err tc_output_sync_file(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  TC_CHECK(fd >= 0, TC_ERR_IO, "cannot open '%s' to flush it: %s", path, strerror(errno));
-  int failed = fsync(fd) != 0;
-  int cause = errno;
-  if (close(fd) != 0 && !failed) {
-    failed = 1;
-    cause = errno;
-  }
-  TC_CHECK(!failed, TC_ERR_IO, "cannot flush '%s' to disk: %s", path, strerror(cause));
-  return TC_SUCCESS;
 }
 
 tc_err tc_output_sync_directory(const char *path) {
