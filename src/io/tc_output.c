@@ -356,12 +356,17 @@ tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_outp
 
   int64_t payload = moved.payload_bytes + (output->rank == 0 ? small_bytes : 0);
   TC_CALL(tc_allreduce_sum_int64(output->comm, &payload, 1));
-  TC_CALL(tc_allreduce_max_double(output->comm, &seconds, 1));
+  double phases[4] = {seconds, moved.write_seconds, moved.flush_seconds, moved.verify_seconds};
+  TC_CALL(tc_allreduce_max_double(output->comm, phases, 4));
+  seconds = phases[0];
   if (stats) {
     stats->payload_bytes = payload;
     stats->file_bytes = file_bytes;
     stats->seconds = seconds;
     stats->gigabytes_per_second = seconds > 0 ? (double)payload / seconds / 1e9 : 0;
+    stats->write_seconds = phases[1];
+    stats->flush_seconds = phases[2];
+    stats->verify_seconds = phases[3];
   }
   return TC_SUCCESS;
 }

@@ -68,6 +68,9 @@ typedef struct {
   double seconds;         ///< wall time of tc_output_write from file creation to the final
                           ///< rename (writing, reading back, flushing), slowest rank
   double gigabytes_per_second; ///< payload_bytes / seconds / 1e9
+  double write_seconds;   ///< of seconds: writing the file through MPI-IO (slowest rank)
+  double flush_seconds;   ///< of seconds: putting it on stable storage (fsync)
+  double verify_seconds;  ///< of seconds: reading it back and comparing (slowest rank)
 } tc_output_stats;
 
 typedef struct tc_output tc_output;

@@ -240,9 +240,12 @@ tc_err tc_output_describe_run(const tc_output *output, hid_t file, const tc_outp
 
 /* ---- transfer (tc_output_transfer.c) ---- */
 
-/* What the transfer cost. */
+/* What the transfer cost (seconds: this rank's). */
 typedef struct {
   int64_t payload_bytes; /* this rank's bytes of the datasets' rows */
+  double write_seconds;  /* opening, writing and closing the file */
+  double flush_seconds;  /* putting it on stable storage */
+  double verify_seconds; /* reading it back and comparing */
 } tc_output_transfer_stats;
 
 /* Every rank writes its rows of datasets and rank 0 the layout's bytes into

@@ -239,7 +239,8 @@ tc_err tc_output_transfer(const tc_output *output, const char *path,
                           const tc_output_dataset *datasets, int count,
                           const tc_output_mesh_rows *rows, const tc_output_layout *layout,
                           tc_output_transfer_stats *stats) {
-  stats->payload_bytes = 0;
+  *stats = (tc_output_transfer_stats){0, 0, 0, 0};
+  double started = tc_wtime();
   image_share share;
   uint64_t **sums = NULL; /* [count] the checksums of each dataset's pieces */
   tc_err err = share_image(output, layout, &share);
@@ -256,8 +257,10 @@ tc_err tc_output_transfer(const tc_output *output, const char *path,
   }
   if (file != NULL) /* closing is collective: also after a failure */
     err = tc_output_agree_next(output->comm, err, tc_parallel_file_close(&file));
+  double written = tc_wtime();
   if (err == TC_SUCCESS)
     err = tc_parallel_file_sync_path(output->comm, path);
+  double flushed = tc_wtime();
   /* Read back through a new handle, opened for reading once the written
    * one is closed: nothing can come from the writer's own buffers. */
   if (err == TC_SUCCESS)
@@ -269,6 +272,9 @@ tc_err tc_output_transfer(const tc_output *output, const char *path,
   }
   if (file != NULL)
     err = tc_output_agree_next(output->comm, err, tc_parallel_file_close(&file));
+  stats->write_seconds = written - started;
+  stats->flush_seconds = flushed - written;
+  stats->verify_seconds = tc_wtime() - flushed;
   for (int i = 0; sums && i < count; i++)
     free(sums[i]);
   free(sums);
