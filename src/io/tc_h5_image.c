@@ -196,7 +196,7 @@ static const H5FD_class_t image_class = {
     .fl_map = H5FD_FLMAP_DICHOTOMY,
 };
 
-/* The driver's id, registered once per HDF5 library session. */
+/* The driver's id, registered once while the HDF5 library is open. */
 static tc_err image_driver(hid_t *driver) {
   static hid_t registered = -1;
   if (registered < 0 || H5Iis_valid(registered) <= 0)
