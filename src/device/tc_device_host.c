@@ -62,7 +62,8 @@ static tc_err host_alloc(tc_device *device, size_t bytes, void **ptr) {
   size_t rounded = (bytes + alignment - 1) / alignment * alignment;
   TC_CHECK(rounded >= bytes, TC_ERR_MEMORY, "allocation of %zu bytes is too large", bytes);
   *ptr = aligned_alloc(alignment, rounded);
-  TC_CHECK(*ptr != NULL, TC_ERR_MEMORY, "out of host memory allocating %zu bytes", bytes);
+  if (*ptr == NULL) /* in the user's terms, as TC_CALLOC says it */
+    return tc_error_out_of_memory((double)bytes, __FILE__, __LINE__, __func__);
   return TC_SUCCESS;
 }
 

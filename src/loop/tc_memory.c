@@ -16,7 +16,8 @@
 #include "tc_mesh.h"
 #include "tc_physics.h"
 
-/* The assembly loop's batch arrays when run.batch_cells = 0 (tc_loop.c). */
+/* The assembly loop's batch arrays when run.batch_cells = 0 on a host
+ * backend (tc_loop_backend_host.c). */
 static const double batch_budget = 512.0 * 1024 * 1024;
 /* The results file's read-back buffer at most (tc_output_transfer.c). */
 static const double read_back_bytes = 64.0 * 1024 * 1024;
@@ -29,7 +30,9 @@ static double batch_bytes_per_cell(const tc_config *config, int64_t fields, int6
   bool needed[TC_INPUT_COUNT] = {false};
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
     if (config->kernels[k]) {
-      needed[tc_physics_left_input(k)] = needed[tc_physics_right_input(k)] = true;
+      /* A fused kernel builds its inputs on chip (run.inputs = fused). */
+      if (config->inputs != TC_INPUTS_FUSED || !tc_physics_kernel_fusable(k))
+        needed[tc_physics_left_input(k)] = needed[tc_physics_right_input(k)] = true;
       tc_contraction shape =
           tc_physics_contraction(k, 1, fields, points, TC_LAYOUT_RIGHT, config->precision);
       bytes += element * (double)tc_contraction_output_count(&shape);
