@@ -21,6 +21,13 @@ export OMPI_MCA_orte_abort_on_non_zero_status=0
 failures=0
 mkdir -p "$workdir" || exit 1
 cd "$workdir" || exit 1
+# AddressSanitizer reserves terabytes of address space for its shadow memory:
+# nothing starts under a small ulimit -v (scripts/test-sanitizers.sh).
+if ldd "$tcmini" 2> /dev/null | grep -q 'libasan\|libtsan' ||
+  nm -D "$tcmini" 2> /dev/null | grep -q ' __asan_init$\| __tsan_init$'; then
+  echo "skipped: a sanitizer's shadow memory does not fit under ulimit -v"
+  exit 77
+fi
 
 # run NAME WANT_STATUS PATTERN PREFIX -- tcmini arguments: PREFIX is shell
 # text run on the rank before tcmini (a ulimit).
