@@ -347,6 +347,10 @@ tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_outp
     tc_fault_untrack_temporary(xdmf_temporary);
   }
   int64_t file_bytes = layout.file_bytes, small_bytes = layout.small_bytes;
+  if (err == TC_SUCCESS && output->rank == 0) { /* for tc_output_update_phases */
+    output->published = true;
+    output->phases = layout.phases;
+  }
   tc_output_free_layout(&layout);
   tc_output_free_mesh_rows(&rows);
   free(datasets);

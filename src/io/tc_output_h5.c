@@ -120,7 +120,7 @@ tc_err tc_output_create_dataset(hid_t file, tc_output_dataset *dataset) {
 
 /* ids: element type, space, creation properties, dataset. */
 static tc_err write_small_with(hid_t file, const char *path, int64_t rows, const void *data,
-                               const char *description, hid_t ids[4]) {
+                               const char *description, int64_t *offset, hid_t ids[4]) {
   hsize_t dims[1] = {(hsize_t)(rows < 0 ? 1 : rows)};
   TC_H5_CALL(ids[1] = rows < 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, dims, NULL));
   TC_H5_CALL(ids[2] = H5Pcreate(H5P_DATASET_CREATE));
@@ -129,12 +129,16 @@ static tc_err write_small_with(hid_t file, const char *path, int64_t rows, const
   /* An empty dataset has no storage to write to. */
   if (rows != 0)
     TC_H5_CALL(H5Dwrite(ids[3], ids[0], H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+  if (offset) {
+    haddr_t address = rows != 0 ? H5Dget_offset(ids[3]) : HADDR_UNDEF;
+    *offset = address == HADDR_UNDEF ? -1 : (int64_t)address;
+  }
   return tc_output_put_string_attribute(ids[3], "description", description);
 }
 
 tc_err tc_output_write_small_dataset(hid_t file, const char *path, hid_t type, int64_t rows,
-                                     const void *data, const char *description) {
+                                     const void *data, const char *description, int64_t *offset) {
   hid_t ids[4] = {type, -1, -1, -1};
-  tc_err err = write_small_with(file, path, rows, data, description, ids);
+  tc_err err = write_small_with(file, path, rows, data, description, offset, ids);
   return tc_output_first_error(err, tc_output_close_ids(ids, 4));
 }

@@ -48,6 +48,14 @@ typedef struct {
   const double *values;
 } tc_output_field_request;
 
+/* Where the phase table /run/phases lies in the file, to be rewritten with
+ * the final times (tc_output_update_phases). */
+typedef struct {
+  int64_t offset; /* -1: the table has no storage (no rows) */
+  int64_t rows;
+  int64_t name_bytes; /* of a record's fixed-length name; 3 doubles follow */
+} tc_output_phase_table;
+
 struct tc_output {
   MPI_Comm comm; /* a duplicate of the caller's communicator */
   int rank;
@@ -62,6 +70,8 @@ struct tc_output {
   int lock_fd; /* rank 0: the lock on the path; -1 when not held */
   char lock_path[TC_OUTPUT_PATH_BYTES];
   char note[TC_OUTPUT_NOTE_BYTES];           /* rank 0: what was found and done on the path */
+  bool published;                            /* rank 0: tc_output_write published the pair */
+  tc_output_phase_table phases;              /* rank 0: where the published file's phase table is */
   char fail_after[2 * TC_OUTPUT_NAME_BYTES]; /* test hook; "" when off */
   int fail_rank;
 };
@@ -186,9 +196,10 @@ tc_err tc_output_group_attributes(const tc_output *output, hid_t file, const cha
 tc_err tc_output_create_dataset(hid_t file, tc_output_dataset *dataset);
 
 /* Creates a dataset of rows (rows < 0: a scalar) and writes data into it
- * whole. Takes over (closes) type. */
+ * whole; *offset (if offset is not NULL) gets the address of its storage,
+ * -1 when it has none. Takes over (closes) type. */
 tc_err tc_output_write_small_dataset(hid_t file, const char *path, hid_t type, int64_t rows,
-                                     const void *data, const char *description);
+                                     const void *data, const char *description, int64_t *offset);
 
 /* ---- layout (tc_output_layout.c) ---- */
 
@@ -198,6 +209,7 @@ typedef struct {
   tc_h5_image *image;
   int64_t file_bytes;  /* the file's size */
   int64_t small_bytes; /* bytes of the small datasets inside the image */
+  tc_output_phase_table phases;
 } tc_output_layout;
 
 /* Rank 0: lays out the file with its groups, attributes, datasets (whose
@@ -233,10 +245,11 @@ tc_err tc_output_pack_values(const tc_output *output, const tc_output_dataset *d
 /* Checks rank 0's run info. Not collective. */
 tc_err tc_output_check_run(const tc_output_run_info *run);
 
-/* Rank 0: /run's attributes, the deck and the phase table; adds the small
- * datasets' bytes to *small_bytes. Not collective. */
+/* Rank 0: /run's attributes, the deck and the phase table (where it lies:
+ * *phases); adds the small datasets' bytes to *small_bytes. Not collective. */
 tc_err tc_output_describe_run(const tc_output *output, hid_t file, const tc_output_run_info *run,
-                              const char *created, int64_t *small_bytes);
+                              const char *created, int64_t *small_bytes,
+                              tc_output_phase_table *phases);
 
 /* ---- transfer (tc_output_transfer.c) ---- */
 

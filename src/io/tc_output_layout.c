@@ -36,7 +36,7 @@ static tc_err describe(const tc_output *output, hid_t file, tc_output_dataset *d
   TC_CALL(tc_output_group_attributes(output, file, "/mesh", tc_output_put_mesh_attributes, NULL));
   for (int i = 0; i < count; i++)
     TC_CALL(tc_output_create_dataset(file, &datasets[i]));
-  return tc_output_describe_run(output, file, run, created, &layout->small_bytes);
+  return tc_output_describe_run(output, file, run, created, &layout->small_bytes, &layout->phases);
 }
 
 /* The rows are written as they are in memory: the file's types must be the
@@ -59,7 +59,7 @@ static tc_err access_list(hid_t *list) {
 tc_err tc_output_lay_out(const tc_output *output, tc_output_dataset *datasets, int count,
                          const tc_output_run_info *run, const char *created,
                          tc_output_layout *layout) {
-  *layout = (tc_output_layout){NULL, 0, 0};
+  *layout = (tc_output_layout){NULL, 0, 0, {-1, 0, 0}};
   TC_CALL(check_native_types());
   hid_t list = -1, file = -1;
   tc_err err = access_list(&list);
@@ -83,5 +83,5 @@ tc_err tc_output_lay_out(const tc_output *output, tc_output_dataset *datasets, i
 
 void tc_output_free_layout(tc_output_layout *layout) {
   tc_h5_image_destroy(&layout->image);
-  *layout = (tc_output_layout){NULL, 0, 0};
+  *layout = (tc_output_layout){NULL, 0, 0, {-1, 0, 0}};
 }

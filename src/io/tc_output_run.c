@@ -2,8 +2,11 @@
  * from its own run information: the versions, backend, layout, variant and
  * precision as attributes, the input deck, and the phase-timing table, whose
  * final values are written into the published file at the end of the run. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tc_h5.h"
 #include "tc_output_impl.h"
@@ -58,7 +61,7 @@ static tc_err write_deck(hid_t file, const tc_output_run_info *run, int64_t *sma
     return tc_output_first_error(err, tc_output_close_ids(&type, 1));
   *small_bytes += (int64_t)strlen(deck);
   return tc_output_write_small_dataset(file, "/run/deck", type, -1, deck,
-                                       "the input deck of the run, as read");
+                                       "the input deck of the run, as read", NULL);
 }
 
 /* The phase table as /run/phases stores it: records of a fixed-length name
@@ -89,7 +92,8 @@ static tc_err phase_type(size_t name_bytes, hid_t types[2]) {
   return TC_SUCCESS;
 }
 
-static tc_err write_phases(hid_t file, const tc_output_run_info *run, int64_t *small_bytes) {
+static tc_err write_phases(hid_t file, const tc_output_run_info *run, int64_t *small_bytes,
+                           tc_output_phase_table *where) {
   int count = run ? run->num_phases : 0;
   size_t name_bytes = 1;
   for (int i = 0; i < count; i++)
@@ -102,8 +106,10 @@ static tc_err write_phases(hid_t file, const tc_output_run_info *run, int64_t *s
   err = tc_output_first_error(err, tc_output_close_ids(types, 1));
   if (err == TC_SUCCESS) {
     *small_bytes += (int64_t)count * (int64_t)(name_bytes + 3 * sizeof(double));
+    *where = (tc_output_phase_table){-1, count, (int64_t)name_bytes};
     err = tc_output_write_small_dataset(file, "/run/phases", types[1], count, table,
-                                        "phase timings: wall seconds over ranks (min, avg, max)");
+                                        "phase timings: wall seconds over ranks (min, avg, max)",
+                                        &where->offset);
   } else {
     err = tc_output_first_error(err, tc_output_close_ids(types + 1, 1));
   }
@@ -112,83 +118,61 @@ static tc_err write_phases(hid_t file, const tc_output_run_info *run, int64_t *s
 }
 
 tc_err tc_output_describe_run(const tc_output *output, hid_t file, const tc_output_run_info *run,
-                              const char *created, int64_t *small_bytes) {
+                              const char *created, int64_t *small_bytes,
+                              tc_output_phase_table *phases) {
   run_attributes attributes = {run, created};
   TC_CALL(tc_output_group_attributes(output, file, "/run", put_run_attributes, &attributes));
   TC_CALL(write_deck(file, run, small_bytes));
-  return write_phases(file, run, small_bytes);
+  return write_phases(file, run, small_bytes, phases);
 }
 
-/* The phases, made final (tc_output_update_phases). */
+/* The phases, made final (tc_output_update_phases): rank 0 rewrites the
+ * table's records in place, at the address the layout gave it, with plain
+ * file I/O (the records only: HDF5 does not reopen the file, so no HDF5
+ * error path can leave it open), and flushes them. The table keeps its rows
+ * and its name width; a failed write changes values, never the file's
+ * structure. */
 
-/* ids: the dataset's type, its name member's type, its space, the record type
- * of the rewrite and its name type. */
-static tc_err rewrite_phase_table(hid_t dataset, const tc_output_phase *phases, int num_phases,
-                                  hid_t ids[5], char **records) {
-  TC_H5_CALL(ids[0] = H5Dget_type(dataset));
-  TC_H5_CALL(ids[1] = H5Tget_member_type(ids[0], 0));
-  TC_H5_CALL(ids[2] = H5Dget_space(dataset));
-  hssize_t rows;
-  TC_H5_CALL(rows = H5Sget_simple_extent_npoints(ids[2]));
-  const size_t name_bytes = H5Tget_size(ids[1]);
-  TC_CHECK(name_bytes > 0 && rows == num_phases, TC_ERR_ARGUMENT,
-           "the results file lists %lld phases, the update %d", (long long)rows, num_phases);
-  const size_t record = name_bytes + 3 * sizeof(double);
-  TC_CALLOC(*records, record * (size_t)(num_phases > 0 ? num_phases : 1));
-  for (int i = 0; i < num_phases; i++) {
-    const char *name = phases[i].name ? phases[i].name : "";
-    TC_CHECK(strlen(name) < name_bytes, TC_ERR_ARGUMENT,
-             "phase name '%s' is longer than the results file's table holds", name);
-    char *row = *records + (size_t)i * record;
-    memcpy(row, name, strlen(name));
-    double seconds[3] = {phases[i].min_seconds, phases[i].avg_seconds, phases[i].max_seconds};
-    memcpy(row + name_bytes, seconds, sizeof seconds);
+static tc_err rewrite_table(const tc_output *output, const char *records, size_t bytes) {
+  const tc_output_phase_table *table = &output->phases;
+  int fd = open(output->h5_path, O_WRONLY | O_CLOEXEC);
+  TC_CHECK(fd >= 0, TC_ERR_IO, "cannot update the phase table of '%s': %s", output->h5_path,
+           strerror(errno));
+  int failed = pwrite(fd, records, bytes, (off_t)table->offset) != (ssize_t)bytes || fsync(fd);
+  int cause = errno;
+  if (close(fd) != 0 && !failed) {
+    failed = 1;
+    cause = errno;
   }
-  TC_H5_CALL(ids[4] = H5Tcopy(H5T_C_S1));
-  TC_H5_CALL(H5Tset_size(ids[4], name_bytes));
-  TC_H5_CALL(ids[3] = H5Tcreate(H5T_COMPOUND, record));
-  TC_H5_CALL(H5Tinsert(ids[3], "name", 0, ids[4]));
-  TC_H5_CALL(H5Tinsert(ids[3], "min_seconds", name_bytes, H5T_IEEE_F64LE));
-  TC_H5_CALL(H5Tinsert(ids[3], "avg_seconds", name_bytes + sizeof(double), H5T_IEEE_F64LE));
-  TC_H5_CALL(H5Tinsert(ids[3], "max_seconds", name_bytes + 2 * sizeof(double), H5T_IEEE_F64LE));
-  TC_H5_CALL(H5Dwrite(dataset, ids[3], H5S_ALL, H5S_ALL, H5P_DEFAULT, *records));
+  TC_CHECK(!failed, TC_ERR_IO, "cannot update the phase table of '%s': %s", output->h5_path,
+           strerror(cause ? cause : EIO));
   return TC_SUCCESS;
 }
 
-/* Rank 0: opens the published file on its own and rewrites the table. */
-static tc_err update_phases_on_root(const char *path, const tc_output_phase *phases,
-                                    int num_phases) {
-  hid_t file = -1, dataset = -1, ids[5] = {-1, -1, -1, -1, -1};
+static tc_err update_on_root(const tc_output *output, const tc_output_phase *phases,
+                             int num_phases) {
+  const tc_output_phase_table *table = &output->phases;
+  TC_CHECK(output->published, TC_ERR_ARGUMENT,
+           "tc_output_update_phases: no results file was written to '%s'", output->h5_path);
+  TC_CHECK(table->rows == num_phases, TC_ERR_ARGUMENT,
+           "the results file lists %lld phases, the update %d", (long long)table->rows, num_phases);
+  if (num_phases == 0 || table->offset < 0)
+    return TC_SUCCESS;
+  for (int i = 0; i < num_phases; i++)
+    TC_CHECK(phases[i].name != NULL && strlen(phases[i].name) < (size_t)table->name_bytes,
+             TC_ERR_ARGUMENT, "phase name '%s' is longer than the results file's table holds",
+             phases[i].name ? phases[i].name : "");
+  const tc_output_run_info run = {.phases = phases, .num_phases = num_phases};
   char *records = NULL;
-  tc_err err = TC_SUCCESS;
-  if ((file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)) < 0)
-    err = tc_h5_failure("H5Fopen", __FILE__, __LINE__, __func__);
-  if (err == TC_SUCCESS && (dataset = H5Dopen2(file, "/run/phases", H5P_DEFAULT)) < 0)
-    err = tc_h5_failure("H5Dopen2", __FILE__, __LINE__, __func__);
-  if (err == TC_SUCCESS)
-    err = rewrite_phase_table(dataset, phases, num_phases, ids, &records);
+  TC_CALL(pack_phases(&run, (size_t)table->name_bytes, &records));
+  tc_err err = rewrite_table(output, records,
+                             (size_t)num_phases * ((size_t)table->name_bytes + 3 * sizeof(double)));
   free(records);
-  err = tc_output_first_error(err, tc_output_close_ids(ids, 5));
-  err = tc_output_first_error(err, tc_output_close_ids(&dataset, 1));
-  if (file >= 0 && H5Fclose(file) < 0)
-    err = tc_output_first_error(err, tc_h5_failure("H5Fclose", __FILE__, __LINE__, __func__));
   return err;
 }
 
 tc_err tc_output_update_phases(tc_output *output, const tc_output_phase *phases, int num_phases) {
   TC_CHECK(output != NULL, TC_ERR_ARGUMENT, "tc_output_update_phases needs a writer");
-  tc_h5_quiet_state quiet;
-  TC_CALL(tc_parallel_agree(output->comm, tc_h5_quiet_begin(&quiet)));
-  tc_err err = TC_SUCCESS;
-  if (output->rank == 0)
-    err = update_phases_on_root(output->h5_path, phases, num_phases);
-  err = tc_output_agree_next(output->comm, tc_parallel_agree(output->comm, err),
-                             tc_h5_quiet_end(&quiet));
-  if (err == TC_ERR_HDF5) {
-    char message[TC_OUTPUT_PATH_BYTES + 1024];
-    snprintf(message, sizeof message, "updating the phases of '%s': %s", output->h5_path,
-             tc_error_message());
-    tc_error_adopt(err, message, tc_error_origin());
-  }
-  return err;
+  return tc_parallel_agree(
+      output->comm, output->rank == 0 ? update_on_root(output, phases, num_phases) : TC_SUCCESS);
 }

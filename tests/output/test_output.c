@@ -628,6 +628,75 @@ static void test_failures(const char *dir) {
   }
 }
 
+/* The phase table rewritten in place once the times are final: new values,
+ * the same rows; a wrong row count or a longer name is refused on every
+ * rank and leaves the table as it was. */
+static void test_update_phases(const char *dir) {
+  tc_mesh_options options = {{4, 3, 2}, {1, 1, 1}, 0.05, 1};
+  char path[600];
+  join(path, sizeof path, dir, "phases.h5");
+  tc_mesh *mesh = NULL;
+  tc_output *output = NULL;
+  tc_err err = tc_mesh_create(MPI_COMM_WORLD, &options, &mesh);
+  if (err == TC_SUCCESS)
+    err = tc_output_create(MPI_COMM_WORLD, path, false, mesh, &output);
+  const tc_output_phase final_phases[2] = {{"mesh", 1.5, 1.75, 2.0},
+                                           {"assemble_and_contract", 4.0, 4.5, 5.0}};
+  const tc_output_phase too_long[2] = {{"mesh", 1, 1, 1},
+                                       {"assemble_and_contract_and_more", 1, 1, 1}};
+  tc_err early = tc_output_update_phases(output, final_phases, 2);
+  EXPECT(err != TC_SUCCESS || early == TC_ERR_ARGUMENT, "update before the write: %s",
+         tc_error_message());
+  tc_error_clear();
+  if (err == TC_SUCCESS) {
+    tc_output_run_info run = {deck_text, "v", "abc1234", "serial", "right", "flat", "double",
+                              phases, 2};
+    err = tc_output_write(output, &run, NULL);
+  }
+  EXPECT(err == TC_SUCCESS, "write: %s", tc_error_message());
+  err = tc_output_update_phases(output, final_phases, 1);
+  EXPECT(err == TC_ERR_ARGUMENT && strstr(tc_error_message(), "lists 2 phases, the update 1"),
+         "a different row count: '%s'", tc_error_message());
+  tc_error_clear();
+  err = tc_output_update_phases(output, too_long, 2);
+  EXPECT(err == TC_ERR_ARGUMENT && strstr(tc_error_message(), "is longer than"),
+         "a longer name: '%s'", tc_error_message());
+  tc_error_clear();
+  err = tc_output_update_phases(output, final_phases, 2);
+  EXPECT(err == TC_SUCCESS, "update: %s", tc_error_message());
+  tc_output_destroy(&output);
+  tc_mesh_destroy(&mesh);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank == 0) {
+    typedef struct {
+      char name[32];
+      double min, avg, max;
+    } phase_row;
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t name_type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(name_type, 32);
+    hid_t row_type = H5Tcreate(H5T_COMPOUND, sizeof(phase_row));
+    H5Tinsert(row_type, "name", HOFFSET(phase_row, name), name_type);
+    H5Tinsert(row_type, "min_seconds", HOFFSET(phase_row, min), H5T_NATIVE_DOUBLE);
+    H5Tinsert(row_type, "avg_seconds", HOFFSET(phase_row, avg), H5T_NATIVE_DOUBLE);
+    H5Tinsert(row_type, "max_seconds", HOFFSET(phase_row, max), H5T_NATIVE_DOUBLE);
+    hsize_t dims[1] = {2};
+    phase_row *rows = file >= 0 ? read_dataset(file, "/run/phases", row_type, 1, dims) : NULL;
+    for (int i = 0; i < 2; i++)
+      EXPECT(rows && strcmp(rows[i].name, final_phases[i].name) == 0 &&
+                 rows[i].min == final_phases[i].min_seconds &&
+                 rows[i].avg == final_phases[i].avg_seconds &&
+                 rows[i].max == final_phases[i].max_seconds,
+             "updated phase row %d differs", i);
+    free(rows);
+    H5Tclose(row_type);
+    H5Tclose(name_type);
+    if (file >= 0)
+      H5Fclose(file);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Writes text into dir/name on rank 0. */
 static void make_file(const char *dir, const char *name, const char *text) {
   char path[600];
@@ -820,6 +889,7 @@ int main(int argc, char **argv) {
   test_failures(dir);
   test_overwrite(dir);
   test_lock_and_debris(dir);
+  test_update_phases(dir);
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank == 0 && !getenv("TC_OUTPUT_TEST_KEEP"))
