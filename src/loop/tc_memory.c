@@ -12,13 +12,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include "bench_roofline.h"
 #include "tc_mesh.h"
 #include "tc_physics.h"
 
-/* The assembly loop's batch arrays when run.batch_cells = 0 on a host
- * backend (tc_loop_backend_host.c). */
-static const double batch_budget = 512.0 * 1024 * 1024;
+/* The budget of the assembly loop's batch arrays when run.batch_cells = 0
+ * on a host backend, as tc_loop_backend_host.c sets it: a quarter of the
+ * cache per core beyond L1 (2 MiB where it cannot be measured), times the
+ * rank's threads (here run.threads, or every processor when it is 0: an
+ * upper bound). */
+static double batch_budget(const tc_config *config) {
+  const size_t measured = bench_machine_cache_per_core();
+  const double cache = measured > 0 ? (double)measured : (double)(2 << 20);
+  long threads = config->threads > 0 ? (long)config->threads : sysconf(_SC_NPROCESSORS_ONLN);
+  return 0.25 * cache * (double)(threads > 0 ? threads : 1);
+}
 /* The results file's read-back buffer at most (tc_output_transfer.c). */
 static const double read_back_bytes = 64.0 * 1024 * 1024;
 
@@ -78,8 +88,8 @@ tc_memory_estimate tc_memory_estimate_rank(const tc_config *config, int num_rank
         (k[TC_FIELD_FIELD_SCALAR] + k[TC_FIELD_FIELD_VECTOR] + 9 * k[TC_FIELD_FIELD_TENSOR]);
   if (config->backend != TC_BACKEND_CUDA) { /* on a GPU the batch lives in the device's memory */
     const double per_cell = batch_bytes_per_cell(config, (int64_t)fields, (int64_t)points);
-    double batch_cells =
-        config->batch_cells > 0 ? (double)config->batch_cells : floor(batch_budget / per_cell);
+    double batch_cells = config->batch_cells > 0 ? (double)config->batch_cells
+                                                 : floor(batch_budget(config) / per_cell);
     batch_cells = fmin(fmax(batch_cells, 1), cells);
     e.batch = batch_cells * per_cell;
   }

@@ -3,13 +3,13 @@
 # anything large is allocated, a run that does not fit under the limits its
 # ranks run under, and lets one that fits run. Under an address-space limit
 # (ulimit -v) of LIMIT_KB on the rank:
-#   - a 64^3-cell run is refused: status 2 on every rank, one error line
+#   - an 80^3-cell run is refused: status 2 on every rank, one error line
 #     naming the estimate and the limit;
 #   - the same run with run.memory_check = false really does not fit: it
 #     fails with status 1 and an out-of-memory message in the user's terms
 #     (so the refusal was right, and the message names no variable);
 #   - a 32^3-cell run passes the check and completes (status 0).
-# Where this process may create a memory cgroup (v1 or v2), the 64^3 run is
+# Where this process may create a memory cgroup (v1 or v2), the 80^3 run is
 # also refused under a cgroup limit of the same size.
 # Usage: memory.sh WORKDIR TCMINI HEX_DECK MPIEXEC [MPI FLAGS...]
 set -uo pipefail
@@ -58,11 +58,11 @@ run() {
 }
 
 ulimit_prefix="ulimit -v $limit_kb"
-run "64^3 under ulimit -v ${limit_kb} KiB: refused" 2 \
-  "cells = 64 64 64 \\(order 1\\) on 1 rank needs about .* GiB per rank, more than the .* its address-space limit leaves \\(ulimit -v of" \
-  "$ulimit_prefix" -- mesh.cells=64,64,64
-run "64^3 under the same limit, run.memory_check = false: does not fit" 1 \
-  "out of memory: .* more could not be allocated" "$ulimit_prefix" -- mesh.cells=64,64,64 \
+run "80^3 under ulimit -v ${limit_kb} KiB: refused" 2 \
+  "cells = 80 80 80 \\(order 1\\) on 1 rank needs about .* GiB per rank, more than the .* its address-space limit leaves \\(ulimit -v of" \
+  "$ulimit_prefix" -- mesh.cells=80,80,80
+run "80^3 under the same limit, run.memory_check = false: does not fit" 1 \
+  "out of memory: .* more could not be allocated" "$ulimit_prefix" -- mesh.cells=80,80,80 \
   run.memory_check=false
 run "32^3 under the same limit: fits" 0 "" "$ulimit_prefix" -- mesh.cells=32,32,32
 
@@ -84,14 +84,14 @@ if [ -n "$group" ]; then
   (echo "$BASHPID" > "$group/cgroup.procs" &&
     exec timeout -k 5 120 "$mpiexec" -n 1 "${mpi_flags[@]}" bash -c \
       '"$@"; s=$?; echo $s > status.${OMPI_COMM_WORLD_RANK:-0}; exit $s' tcmini "$tcmini" "$hex" \
-      output.path=none output.report=none run.steps=1 mesh.cells=64,64,64 \
+      output.path=none output.report=none run.steps=1 mesh.cells=80,80,80 \
       < /dev/null > stdout.txt 2> stderr.txt)
   if [ "$(cat status.* 2> /dev/null)" = 2 ] &&
     grep -aq "more than the .* the memory cgroup's limit leaves" stderr.txt; then
-    echo "ok   64^3 in a memory cgroup of ${limit_kb} KiB: refused: $(grep -a '^tcmini: error' stderr.txt | cut -c1-200)"
+    echo "ok   80^3 in a memory cgroup of ${limit_kb} KiB: refused: $(grep -a '^tcmini: error' stderr.txt | cut -c1-200)"
   else
     failures=$((failures + 1))
-    echo "FAIL 64^3 in a memory cgroup of ${limit_kb} KiB: not refused"
+    echo "FAIL 80^3 in a memory cgroup of ${limit_kb} KiB: not refused"
     sed 's/^/    /' stderr.txt | head -10
   fi
   rmdir "$group" 2> /dev/null
