@@ -36,6 +36,7 @@ typedef enum {
 /// run.inputs: how the loop feeds the elasticity trio (FieldFieldTensor,
 /// DataFieldTensor, DataDataTensor).
 typedef enum {
+  TC_INPUTS_AUTO,         ///< the backend's faster (tc_config_inputs)
   TC_INPUTS_MATERIALISED, ///< every input built into memory, then each kernel contracts it (Intrepid's way)
   TC_INPUTS_FUSED,        ///< the trio's inputs built on chip where one fused product consumes them
   TC_INPUTS_COUNT
@@ -76,7 +77,8 @@ typedef struct {
   bool memory_check;         ///< refuse a run that cannot fit in memory (tc_memory_check)
   tc_progress_mode progress; ///< progress line on rank 0's stderr (tc_progress)
   tc_exchange_mode exchange; ///< where the CUDA backend sums shared nodes (host for CPU backends)
-  tc_inputs_mode inputs;     ///< how the elasticity trio gets its inputs
+  tc_inputs_mode inputs;     ///< how the elasticity trio gets its inputs (tc_config_inputs)
+  bool probe;                ///< AUTO probes the rule's variant against the vendor's (tc_contract_set_probe)
   char tuning[TC_CONFIG_STRING_MAX]; ///< tuning file for AUTO (tcmini-bench --tune), "none" = the rules
   tc_tuning_on_error tuning_on_error; ///< a tuning file that cannot be used: fail, or the rules
   /* [verify] */
@@ -128,6 +130,10 @@ tc_err tc_config_deck_string(const tc_config *config, char **text);
 /// the CPU backends and on CUDA alike.
 tc_layout tc_config_layout(const tc_config *config);
 
+/// run.inputs with auto resolved: fused on the CUDA backend, materialised on
+/// the CPU backends.
+tc_inputs_mode tc_config_inputs(const tc_config *config);
+
 /// Gauss points per direction: element.quadrature, or order + 1 for 0.
 int tc_config_quadrature(const tc_config *config);
 
@@ -158,7 +164,7 @@ const char *tc_progress_mode_name(tc_progress_mode mode);
 
 /// "host", "device", "gpu-aware".
 const char *tc_exchange_mode_name(tc_exchange_mode mode);
-/// "materialised", "fused".
+/// "auto", "materialised", "fused".
 const char *tc_inputs_mode_name(tc_inputs_mode mode);
 
 /// "fail", "rules".

@@ -478,7 +478,7 @@ static void write_yaml(const tc_report *report, const double memory_mib[2], FILE
     yaml_key_string(out, "  ", "backend", tc_backend_name(config->backend));
     yaml_key_string(out, "  ", "layout", tc_layout_name(tc_config_layout(config)));
     yaml_key_string(out, "  ", "precision", tc_precision_name(config->precision));
-    yaml_key_string(out, "  ", "inputs", tc_inputs_mode_name(config->inputs));
+    yaml_key_string(out, "  ", "inputs", tc_inputs_mode_name(tc_config_inputs(config)));
     if (report->have_workset) {
       fprintf(out, "  workset: {cells_per_batch: %lld, batches_per_step: %lld, chosen_by: %s, "
               "rule: ", (long long)report->workset_cells, (long long)report->workset_batches,
@@ -714,7 +714,7 @@ void tc_report_print(const tc_report *report, FILE *stream) {
     fprintf(stream, " x %d thread%s, run '%s': backend %s, layout %s, precision %s, inputs %s\n",
             report->threads, report->threads == 1 ? "" : "s", config->label,
             tc_backend_name(config->backend), tc_layout_name(tc_config_layout(config)),
-            tc_precision_name(config->precision), tc_inputs_mode_name(config->inputs));
+            tc_precision_name(config->precision), tc_inputs_mode_name(tc_config_inputs(config)));
     fprintf(stream, "device (rank 0): %s\n", report->devices);
     if (report->have_workset)
       fprintf(stream, "workset (rank 0): %lld cells a batch (%s%s%s), %lld batches a step\n",

@@ -156,7 +156,7 @@ static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
   loop->num_fields = loop->local->nodes_per_cell;
   TC_CALL(setup_basis(loop));
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
-    loop->fused[k] = config->kernels[k] && config->inputs == TC_INPUTS_FUSED &&
+    loop->fused[k] = config->kernels[k] && tc_config_inputs(config) == TC_INPUTS_FUSED &&
                      tc_physics_kernel_fusable(k);
     loop->any_fused = loop->any_fused || loop->fused[k];
     if (config->kernels[k] && !loop->fused[k]) {
@@ -263,10 +263,10 @@ static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
     }
     tc_contraction shape = tc_physics_contraction(k, cells, loop->num_fields, loop->num_points,
                                                   loop->layout, loop->precision);
-    /* AUTO by the rules runs as AUTO once, so that the library may probe
-     * its candidates on this batch (tc_contract_set_probe); the variant it
-     * keeps runs from then on. */
-    const bool probe = !loop->probed[k] && loop->choices[k] == TC_CHOICE_RULE &&
+    /* With run.probe, AUTO by the rules runs as AUTO once, so that the
+     * library may probe its candidates on this batch (tc_contract_set_probe);
+     * the variant it keeps runs from then on. */
+    const bool probe = config->probe && !loop->probed[k] && loop->choices[k] == TC_CHOICE_RULE &&
                        loop->variants[k] != TC_VARIANT_VENDOR;
     TC_CALL(tc_loop_clock_mark(loop->clock, tc_phase_of_kernel(k)));
     TC_CALL(tc_contract(loop->contract, &shape, probe ? TC_VARIANT_AUTO : loop->variants[k],
