@@ -1,8 +1,8 @@
 /* tcmini-bench: the kernel benchmark. Times the nine contractions on the
- * chosen backends, variants, layouts and precisions with the seeds' method
- * (random inputs, warm-up, repetitions each after a cache flush, median;
- * the variants of a case timed in turn, so a shared machine's load falls on
- * all of them alike),
+ * chosen backends, variants, layouts and precisions with the method of the
+ * 2015 clinic report on Intrepid contractions (random inputs, warm-up,
+ * repetitions each after a cache flush, median; the variants of a case timed
+ * in turn, so a shared machine's load falls on all of them alike),
  * verifies every row against the serial reference, and compares with the
  * roofline it measures itself (the CPU's per thread count, the GPU's for the
  * CUDA backend); FieldField cases in layout right get a row of the vendor

@@ -3,8 +3,8 @@
  * stream: a CUDA event on GPUs, the host clock on CPUs) and never waits in
  * between; at the end of the step the clock waits once and adds each
  * interval, from one mark to the next, to its phase's timer. On a GPU the
- * phases are then device time and the host queues batch after batch while
- * the device works; on CPUs, where the work is done when the call returns,
+ * phases are then the GPU's own time, and the host queues batch after batch
+ * while the GPU works; on CPUs, where the work is done when the call returns,
  * the marks are plain wall-clock readings. Private to src/loop. */
 #ifndef TC_LOOP_CLOCK_H
 #define TC_LOOP_CLOCK_H
