@@ -224,7 +224,7 @@ static void print_roofline(const bench_roofline *r) {
 static void print_machine(const bench_run *run) {
   const bench_options *o = run->options;
   char model[256];
-  bench_machine_cpu_model(model, sizeof model);
+  tc_device_cpu_model(model, sizeof model);
   printf("tcmini-bench %s (git %s), %s\n", TCMINI_VERSION, TCMINI_GIT_REVISION, __VERSION__);
   printf("machine: %s, %d processors, last-level cache %.0f MiB\n", model,
          bench_machine_processors(), (double)bench_machine_last_level_cache() / (1 << 20));

@@ -144,25 +144,6 @@ double bench_roofline_bound(const bench_roofline *roofline, tc_precision precisi
   return *memory_bound ? memory : compute;
 }
 
-void bench_machine_cpu_model(char *text, size_t capacity) {
-  snprintf(text, capacity, "unknown CPU");
-  FILE *info = fopen("/proc/cpuinfo", "r");
-  if (info == NULL)
-    return;
-  char line[512];
-  while (fgets(line, sizeof line, info) != NULL) {
-    if (strncmp(line, "model name", 10) != 0)
-      continue;
-    const char *value = strchr(line, ':');
-    if (value != NULL) {
-      value += strspn(value + 1, " \t") + 1;
-      snprintf(text, capacity, "%.*s", (int)strcspn(value, "\n"), value);
-    }
-    break;
-  }
-  fclose(info);
-}
-
 size_t bench_machine_last_level_cache(void) {
   size_t largest = 0;
   for (int index = 0; index < 8; ++index) {

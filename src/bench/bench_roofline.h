@@ -51,8 +51,6 @@ tc_err bench_roofline_measure_with(int threads, size_t array_bytes,
 double bench_roofline_bound(const bench_roofline *roofline, tc_precision precision,
                             double intensity, bool *memory_bound);
 
-/// "AMD EPYC 9B14" (model name from /proc/cpuinfo), or "unknown CPU".
-void bench_machine_cpu_model(char *text, size_t capacity);
 /// Bytes of the last-level cache (sysfs), 32 MiB if it cannot be read.
 size_t bench_machine_last_level_cache(void);
 /// Bytes of data cache per core beyond L1: every data or unified cache of

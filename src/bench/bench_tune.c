@@ -36,14 +36,6 @@ void bench_tuner_destroy(bench_tuner **tuner) {
   *tuner = NULL;
 }
 
-static bool same_shape(const tc_contraction *a, const tc_contraction *b) {
-  return a->kernel == b->kernel && a->num_cells == b->num_cells &&
-         a->num_left_fields == b->num_left_fields && a->num_right_fields == b->num_right_fields &&
-         a->num_points == b->num_points && a->num_data_points == b->num_data_points &&
-         a->dim1 == b->dim1 && a->dim2 == b->dim2 && a->layout == b->layout &&
-         a->precision == b->precision && a->sum_into == b->sum_into;
-}
-
 tc_err bench_tuner_add(bench_tuner *tuner, const tc_contraction *shape, tc_variant variant,
                        double seconds) {
   TC_CHECK(variant > TC_VARIANT_AUTO && variant < TC_VARIANT_COUNT && seconds > 0.0,
@@ -52,7 +44,7 @@ tc_err bench_tuner_add(bench_tuner *tuner, const tc_contraction *shape, tc_varia
   tc_contraction_normalize(&normal);
   int found = -1;
   for (int i = 0; i < tuner->count && found < 0; ++i)
-    if (same_shape(&tuner->shapes[i].shape, &normal))
+    if (tc_contraction_equal(&tuner->shapes[i].shape, &normal))
       found = i;
   if (found < 0) {
     if (tuner->count == tuner->capacity) {

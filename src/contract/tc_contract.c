@@ -190,6 +190,14 @@ static void shape_sizes(const tc_contraction *shape, shape_size sizes[SHAPE_SIZE
   sizes[6] = (shape_size){"dim2", shape->dim2, rank >= 2};
 }
 
+bool tc_contraction_equal(const tc_contraction *a, const tc_contraction *b) {
+  return a->kernel == b->kernel && a->num_cells == b->num_cells &&
+         a->num_left_fields == b->num_left_fields && a->num_right_fields == b->num_right_fields &&
+         a->num_points == b->num_points && a->num_data_points == b->num_data_points &&
+         a->dim1 == b->dim1 && a->dim2 == b->dim2 && a->layout == b->layout &&
+         a->precision == b->precision && a->sum_into == b->sum_into;
+}
+
 void tc_contraction_normalize(tc_contraction *shape) {
   const tc_kernel kernel = shape->kernel;
   const int rank = tc_kernel_tensor_rank(kernel);
@@ -496,14 +504,6 @@ static struct {
 void tc_contract_set_probe(bool enabled) { probes.disabled = !enabled; }
 bool tc_contract_probe_enabled(void) { return !probes.disabled; }
 
-static bool same_shape(const tc_contraction *a, const tc_contraction *b) {
-  return a->kernel == b->kernel && a->num_cells == b->num_cells &&
-         a->num_left_fields == b->num_left_fields && a->num_right_fields == b->num_right_fields &&
-         a->num_points == b->num_points && a->num_data_points == b->num_data_points &&
-         a->dim1 == b->dim1 && a->dim2 == b->dim2 && a->layout == b->layout &&
-         a->precision == b->precision && a->sum_into == b->sum_into;
-}
-
 /* Whether AUTO probes this (normalized, valid) shape on this backend. */
 static bool probe_applies(const tc_contract_backend *backend, const tc_contraction *shape) {
   return !probes.disabled && backend->time_run != NULL && tc_kernel_is_field_field(shape->kernel) &&
@@ -515,7 +515,7 @@ static bool probed(const tc_contract_backend *backend, const tc_contraction *sha
                    tc_variant *best) {
   for (int i = 0; i < PROBE_SHAPES; ++i)
     if (probes.entries[i].used && probes.entries[i].kind == backend->kind &&
-        same_shape(&probes.entries[i].shape, shape)) {
+        tc_contraction_equal(&probes.entries[i].shape, shape)) {
       *best = probes.entries[i].best;
       return true;
     }

@@ -117,6 +117,10 @@ bool tc_kernel_is_data_data(tc_kernel kernel);
 /// Number of tensor dimensions per point: 0 (Scalar), 1 (Vector), 2 (Tensor).
 int tc_kernel_tensor_rank(tc_kernel kernel);
 
+/// True if two shapes are the same contraction: kernel, every size, layout,
+/// precision and sum_into (compare normalized shapes).
+bool tc_contraction_equal(const tc_contraction *a, const tc_contraction *b);
+
 /// Sets unused sizes to 1 (see tc_contraction) so that counts can be computed.
 void tc_contraction_normalize(tc_contraction *shape);
 

@@ -46,6 +46,9 @@ const char *tc_device_description(const tc_device *device);
 /// HBM3") on CUDA, the CPU's model name from /proc/cpuinfo ("unknown CPU"
 /// where there is none) on the CPU backends.
 const char *tc_device_model(const tc_device *device);
+/// The host CPU's model name ("AMD EPYC 9B14", from /proc/cpuinfo), or
+/// "unknown CPU".
+void tc_device_cpu_model(char *text, size_t capacity);
 /// GPU index used (-1 for CPU backends).
 int tc_device_gpu_index(const tc_device *device);
 /// OpenMP threads used (1 for serial, 0 for CUDA).

@@ -12,8 +12,7 @@
 #include <omp.h>
 #endif
 
-/* The CPU's model name from /proc/cpuinfo, "unknown CPU" without one. */
-static void cpu_model(char *text, size_t capacity) {
+void tc_device_cpu_model(char *text, size_t capacity) {
   snprintf(text, capacity, "unknown CPU");
   FILE *info = fopen("/proc/cpuinfo", "r");
   if (info == NULL)
@@ -33,7 +32,7 @@ static void cpu_model(char *text, size_t capacity) {
 }
 
 static tc_err host_open(tc_device *device, const tc_device_options *options) {
-  cpu_model(device->model, sizeof device->model);
+  tc_device_cpu_model(device->model, sizeof device->model);
   if (device->backend == TC_BACKEND_OPENMP) {
 #ifdef _OPENMP
     if (options->num_threads > 0)
