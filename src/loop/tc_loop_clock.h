@@ -1,5 +1,5 @@
 /* tc_loop_clock: the phase times of a step taken on the device's own queue.
- * The step marks where each phase starts (a device timer started on the
+ * The step marks where each phase starts (a timer started on the device's
  * stream: a CUDA event on GPUs, the host clock on CPUs) and never waits in
  * between; at the end of the step the clock waits once and adds each
  * interval, from one mark to the next, to its phase's timer. On a GPU the
