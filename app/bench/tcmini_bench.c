@@ -20,37 +20,24 @@
 #include "bench_case.h"
 #include "bench_flush.h"
 #include "bench_options.h"
+#include "bench_plan.h"
 #include "bench_report.h"
 #include "bench_roofline.h"
 #include "tc_contract.h"
 #include "tc_device.h"
 #include "tc_parallel.h"
 #include "tc_replay.h"
-#include "bench_roofline_cuda.h"
 #include "bench_sweep.h"
 #include "bench_tune.h"
 #include "tc_tuning.h"
 
 enum { EXIT_VERIFY_FAILED = 1, EXIT_BAD_OPTIONS = 2 };
-enum { MAX_CONFIGS = TC_BACKEND_COUNT * BENCH_MAX_THREAD_COUNTS };
 
-/* One backend at one thread count. */
-typedef struct {
-  tc_backend_kind backend;
-  int threads;                    /* OpenMP threads; 1 serial; 0 CUDA */
-  const bench_roofline *roofline; /* the CPU's for its thread count, the GPU's for CUDA */
-} backend_config;
 
 /* The state of one benchmark run. */
 typedef struct {
   const bench_options *options;
-  backend_config configs[MAX_CONFIGS];
-  int num_configs;
-  bench_roofline rooflines[BENCH_MAX_THREAD_COUNTS + 1];
-  int num_rooflines;
-  bool has_gpu_roofline;
-  bench_roofline gpu_roofline;
-  char gpu_description[256];
+  bench_plan plan; /* the backends and thread counts, with their rooflines */
   size_t flush_bytes;
   bench_flush *host_flush; /* shared by the CPU backends */
   FILE *csv;
@@ -74,92 +61,6 @@ typedef struct {
 
 /* ---- set-up -------------------------------------------------------------- */
 
-static const bench_roofline *find_roofline(const bench_run *run, int threads) {
-  for (int i = 0; i < run->num_rooflines; ++i)
-    if (run->rooflines[i].threads == threads)
-      return &run->rooflines[i];
-  return NULL;
-}
-
-/* STREAM arrays of 4x the last-level cache: far from any cache. */
-static size_t stream_array_bytes(void) { return 4 * bench_machine_last_level_cache(); }
-
-/* STREAM arrays on the GPU: 512 MiB each, ~10x the L2 of an H100/H200. */
-static const size_t gpu_stream_array_bytes = (size_t)512 << 20;
-
-/* Opens the GPU as the CUDA rows will (a clear error without one) and
- * measures its roofline. */
-static tc_err measure_gpu_roofline(bench_run *run) {
-  tc_device_options options = {.backend = TC_BACKEND_CUDA, .local_rank = 0, .local_size = 1,
-                               .allow_gpu_sharing = true};
-  tc_device *device = NULL;
-  TC_CALL(tc_device_create(&options, &device));
-  snprintf(run->gpu_description, sizeof run->gpu_description, "%s", tc_device_description(device));
-  tc_err err = bench_roofline_measure_cuda(gpu_stream_array_bytes, &run->gpu_roofline);
-  tc_device_destroy(&device);
-  TC_CALL(err);
-  run->has_gpu_roofline = true;
-  return TC_SUCCESS;
-}
-
-/* Opens the GPU as the CUDA rows will, for its clear error without one,
- * when no roofline is measured. */
-static tc_err check_gpu(bench_run *run) {
-  tc_device_options options = {.backend = TC_BACKEND_CUDA, .local_rank = 0, .local_size = 1,
-                               .allow_gpu_sharing = true};
-  tc_device *device = NULL;
-  TC_CALL(tc_device_create(&options, &device));
-  snprintf(run->gpu_description, sizeof run->gpu_description, "%s", tc_device_description(device));
-  tc_device_destroy(&device);
-  return TC_SUCCESS;
-}
-
-/* Backends x thread counts, serial first so that every other row has its
- * serial time to compare with; one roofline per CPU thread count, and the
- * GPU's for the CUDA backend. */
-static tc_err plan_configs(bench_run *run) {
-  const bench_options *o = run->options;
-  int thread_counts[BENCH_MAX_THREAD_COUNTS];
-  for (int t = 0; t < o->num_thread_counts; ++t)
-    thread_counts[t] = o->thread_counts[t] > 0 ? o->thread_counts[t] : bench_machine_default_threads();
-  for (int pass = 0; pass < 2; ++pass)
-    for (int b = 0; b < o->num_backends; ++b) {
-      tc_backend_kind backend = o->backends[b];
-      if ((backend == TC_BACKEND_SERIAL) != (pass == 0))
-        continue;
-      if (backend == TC_BACKEND_SERIAL && (o->sweep > 0 || o->tune_path != NULL))
-        continue; /* they measure one backend: not the reference (plan_one_backend) */
-      TC_CHECK(tc_device_backend_available(backend), TC_ERR_UNSUPPORTED,
-               "backend %s is not compiled into this build", tc_backend_name(backend));
-      int counts = backend == TC_BACKEND_OPENMP ? o->num_thread_counts : 1;
-      for (int t = 0; t < counts; ++t) {
-        int threads = backend == TC_BACKEND_OPENMP ? thread_counts[t]
-                      : backend == TC_BACKEND_SERIAL ? 1 : 0;
-        bool seen = false;
-        for (int c = 0; c < run->num_configs; ++c)
-          seen = seen || (run->configs[c].backend == backend && run->configs[c].threads == threads);
-        if (!seen)
-          run->configs[run->num_configs++] = (backend_config){backend, threads, NULL};
-      }
-    }
-  for (int c = 0; c < run->num_configs; ++c) {
-    int threads = run->configs[c].threads;
-    if (run->configs[c].backend == TC_BACKEND_CUDA && o->no_roofline)
-      TC_CALL(check_gpu(run));
-    else if (run->configs[c].backend == TC_BACKEND_CUDA && !run->has_gpu_roofline)
-      TC_CALL(measure_gpu_roofline(run));
-    if (threads == 0 || o->no_roofline || find_roofline(run, threads) != NULL)
-      continue;
-    TC_CALL(bench_roofline_measure(threads, stream_array_bytes(), &run->rooflines[run->num_rooflines]));
-    run->num_rooflines++;
-  }
-  for (int c = 0; c < run->num_configs; ++c)
-    run->configs[c].roofline = run->configs[c].backend == TC_BACKEND_CUDA
-                                   ? (run->has_gpu_roofline ? &run->gpu_roofline : NULL)
-                                   : find_roofline(run, run->configs[c].threads);
-  return TC_SUCCESS;
-}
-
 /* --sweep and --tune measure one backend at one thread count (the serial
  * backend of the default --backend cpu is left out: it is the reference). */
 static tc_err plan_one_backend(bench_run *run) {
@@ -167,11 +68,11 @@ static tc_err plan_one_backend(bench_run *run) {
   if (o->sweep == 0 && o->tune_path == NULL)
     return TC_SUCCESS;
   const char *mode = o->tune_path != NULL ? "--tune" : "--sweep";
-  TC_CHECK(run->num_configs == 1, TC_ERR_INPUT,
+  TC_CHECK(run->plan.num_configs == 1, TC_ERR_INPUT,
            "%s measures one backend at one thread count: give --backend openmp (one --threads) "
            "or --backend cuda",
            mode);
-  const tc_contract_backend *backend = tc_contract_backend_get(run->configs[0].backend);
+  const tc_contract_backend *backend = tc_contract_backend_get(run->plan.configs[0].backend);
   if (o->sweep > 0 && o->tune_path == NULL) {
     TC_CHECK(tc_contract_vendor_library(backend) != NULL, TC_ERR_UNSUPPORTED,
              "--sweep compares AUTO with the vendor variant, and %s",
@@ -182,7 +83,7 @@ static tc_err plan_one_backend(bench_run *run) {
                "drop --layout left");
   }
   if (o->tune_path != NULL)
-    TC_CALL(bench_tuner_create(run->configs[0].backend, &run->tuner));
+    TC_CALL(bench_tuner_create(run->plan.configs[0].backend, &run->tuner));
   return TC_SUCCESS;
 }
 
@@ -192,12 +93,12 @@ static tc_err load_tuning(bench_run *run) {
   const bench_options *o = run->options;
   if (o->tuning_path == NULL)
     return TC_SUCCESS;
-  const backend_config *tuned = NULL;
-  for (int c = 0; c < run->num_configs; ++c)
-    if (run->configs[c].backend != TC_BACKEND_SERIAL) {
-      TC_CHECK(tuned == NULL || tuned->backend == run->configs[c].backend, TC_ERR_INPUT,
+  const bench_config *tuned = NULL;
+  for (int c = 0; c < run->plan.num_configs; ++c)
+    if (run->plan.configs[c].backend != TC_BACKEND_SERIAL) {
+      TC_CHECK(tuned == NULL || tuned->backend == run->plan.configs[c].backend, TC_ERR_INPUT,
                "--tuning is the file of one backend: give --backend openmp or --backend cuda");
-      tuned = &run->configs[c];
+      tuned = &run->plan.configs[c];
     }
   TC_CHECK(tuned != NULL, TC_ERR_INPUT,
            "--tuning tunes AUTO of the openmp or cuda backend, and this run has neither");
@@ -246,19 +147,19 @@ static void print_machine(const bench_run *run) {
            (long long)o->row_time_limit);
   if (o->no_roofline)
     printf("        no roofline measured (--no-roofline)\n");
-  if (run->num_rooflines > 0) {
+  if (run->plan.num_rooflines > 0) {
     printf("roofline (measured here; STREAM arrays 3 x %.0f MiB, best of passes):\n",
-           (double)stream_array_bytes() / (1 << 20));
+           (double)bench_plan_cpu_array_bytes() / (1 << 20));
     printf("  threads  copy GB/s  triad GB/s  FMA double GFLOP/s  FMA float GFLOP/s\n");
-    for (int i = 0; i < run->num_rooflines; ++i)
-      print_roofline(&run->rooflines[i]);
+    for (int i = 0; i < run->plan.num_rooflines; ++i)
+      print_roofline(&run->plan.rooflines[i]);
   }
-  if (run->has_gpu_roofline) {
+  if (run->plan.has_gpu_roofline) {
     printf("GPU roofline of %s (measured here; device memory, STREAM arrays\n"
            "3 x %.0f MiB, best of 10; FMA units, not tensor cores; rows with thr 0):\n",
-           run->gpu_description, (double)gpu_stream_array_bytes / (1 << 20));
+           run->plan.gpu_description, (double)bench_plan_gpu_array_bytes() / (1 << 20));
     printf("  threads  copy GB/s  triad GB/s  FMA double GFLOP/s  FMA float GFLOP/s\n");
-    print_roofline(&run->gpu_roofline);
+    print_roofline(&run->plan.gpu_roofline);
   }
   printf("\n");
 }
@@ -361,7 +262,7 @@ typedef struct {
 
 /* The row's variant (AUTO resolved, through the tuning file where there is
  * one for this backend) and where it came from. */
-static tc_err prepare_row(bench_run *run, const backend_config *config, bench_device *d,
+static tc_err prepare_row(bench_run *run, const bench_config *config, bench_device *d,
                           const layout_arrays *host, const char *preset, tc_variant variant,
                           bool yardstick, pending_row *p) {
   memset(p, 0, sizeof *p);
@@ -468,7 +369,7 @@ static tc_err time_rows(bench_run *run, bench_device *d, const layout_arrays *ho
 }
 
 /* Statistics of a timed row, then the row is reported. */
-static tc_err finish_row(bench_run *run, const backend_config *config, pending_row *p,
+static tc_err finish_row(bench_run *run, const bench_config *config, pending_row *p,
                          double *serial_median) {
   bench_row *row = &p->row;
   const tc_contraction *shape = &row->shape;
@@ -517,7 +418,7 @@ static void close_device(bench_device *d) {
   tc_device_destroy(&d->device);
 }
 
-static tc_err open_device(bench_run *run, const backend_config *config,
+static tc_err open_device(bench_run *run, const bench_config *config,
                           const layout_arrays *host, bench_device *d) {
   tc_device_options device_options = {.backend = config->backend,
                                       .num_threads = config->threads,
@@ -528,11 +429,8 @@ static tc_err open_device(bench_run *run, const backend_config *config,
   if (run->tuner != NULL && run->tuned_device[0] == '\0')
     snprintf(run->tuned_device, sizeof run->tuned_device, "%s",
              tc_device_model(d->device));
-  d->flush = run->host_flush;
-  if (config->backend == TC_BACKEND_CUDA && run->flush_bytes > 0) {
-    TC_CALL(bench_flush_create(d->device, run->flush_bytes, &d->device_flush));
-    d->flush = d->device_flush;
-  }
+  TC_CALL(bench_flush_for_device(d->device, run->host_flush, run->flush_bytes, &d->device_flush,
+                                 &d->flush));
   TC_CALL(tc_device_timer_create(d->device, &d->timer));
   const tc_contraction *shape = &host->shape;
   size_t size = (size_t)tc_precision_size(shape->precision);
@@ -577,7 +475,7 @@ static int variants_for(bench_run *run, const tc_contract_backend *backend,
   return count;
 }
 
-static tc_err run_config(bench_run *run, const backend_config *config, const layout_arrays *host,
+static tc_err run_config(bench_run *run, const bench_config *config, const layout_arrays *host,
                          const char *preset, double *serial_median, row_capture *capture) {
   bench_device d;
   memset(&d, 0, sizeof d);
@@ -662,8 +560,8 @@ static tc_err run_case(bench_run *run, const bench_case *c, const char *preset,
     layout_arrays host;
     tc_err err = make_layout_arrays(c, o->layouts[l], &host);
     double serial_median = 0.0;
-    for (int k = 0; k < run->num_configs && err == TC_SUCCESS; ++k)
-      err = run_config(run, &run->configs[k], &host, preset, &serial_median, capture);
+    for (int k = 0; k < run->plan.num_configs && err == TC_SUCCESS; ++k)
+      err = run_config(run, &run->plan.configs[k], &host, preset, &serial_median, capture);
     free_layout_arrays(&host, c);
     TC_CALL(err);
   }
@@ -677,7 +575,7 @@ static tc_err tune_case(bench_run *run) {
   if (run->tuner != NULL)
     for (int k = 0; k < run->num_captured; ++k) {
       const bench_row *row = &run->captured[k];
-      if (row->verified && row->backend == run->configs[0].backend)
+      if (row->verified && row->backend == run->plan.configs[0].backend)
         TC_CALL(bench_tuner_add(run->tuner, &row->shape, row->variant, row->median_seconds));
     }
   run->num_captured = 0;
@@ -726,7 +624,7 @@ static tc_err run_listed(bench_run *run) {
 
 /* The --backend (and --threads) options that rerun a row of this run. */
 static void backend_options_text(const bench_run *run, char *text, size_t capacity) {
-  const backend_config *config = &run->configs[0];
+  const bench_config *config = &run->plan.configs[0];
   if (config->backend == TC_BACKEND_OPENMP)
     snprintf(text, capacity, "--backend openmp --threads %d", config->threads);
   else
@@ -786,7 +684,7 @@ static tc_err run_sweep(bench_run *run) {
       if (err == TC_SUCCESS && summary) {
         char backend_text[96];
         backend_options_text(run, backend_text, sizeof backend_text);
-        printf("\n%s, layout %s, precision %s, --memory %lld:", tc_backend_name(run->configs[0].backend),
+        printf("\n%s, layout %s, precision %s, --memory %lld:", tc_backend_name(run->plan.configs[0].backend),
                tc_layout_name(o->layouts[l]), tc_precision_name(o->precisions[p]),
                (long long)o->memory_mb);
         bench_sweep_print_summary(stdout, results, o->sweep, (uint64_t)o->seed, backend_text);
@@ -847,7 +745,7 @@ static tc_err write_tuning(bench_run *run) {
   TC_CHECK(run->failures == 0, TC_ERR_VERIFY,
            "%d row(s) failed verification: no tuning file written to '%s'", run->failures,
            o->tune_path);
-  const backend_config *config = &run->configs[0];
+  const bench_config *config = &run->plan.configs[0];
   char comment[512], threads[32] = "";
   if (config->backend == TC_BACKEND_OPENMP)
     snprintf(threads, sizeof threads, ", %d thread%s", config->threads,
@@ -903,7 +801,7 @@ static tc_err run_benchmark(bench_run *run) {
   if (o->no_flush)
     run->flush_bytes = 0;
   if (err == TC_SUCCESS)
-    err = plan_configs(run);
+    err = bench_plan_create(run->options, &run->plan);
   if (err == TC_SUCCESS)
     err = plan_one_backend(run);
   if (err == TC_SUCCESS)

@@ -49,6 +49,17 @@ tc_err bench_flush_create(tc_device *device, size_t bytes, bench_flush **flush) 
   return TC_SUCCESS;
 }
 
+tc_err bench_flush_for_device(tc_device *device, bench_flush *host_flush, size_t bytes,
+                              bench_flush **owned, bench_flush **flush) {
+  *owned = NULL;
+  *flush = host_flush;
+  if (tc_device_backend(device) != TC_BACKEND_CUDA || bytes == 0)
+    return TC_SUCCESS;
+  TC_CALL(bench_flush_create(device, bytes, owned));
+  *flush = *owned;
+  return TC_SUCCESS;
+}
+
 void bench_flush_destroy(bench_flush **flush) {
   if (*flush == NULL)
     return;

@@ -17,6 +17,13 @@ typedef struct bench_flush bench_flush;
 /// overwritten there. One host flush serves every CPU device.
 tc_err bench_flush_create(tc_device *device, size_t bytes, bench_flush **flush);
 
+/// The flush a device's rows use: for a device with memory of its own (CUDA)
+/// one made here over bytes of it (*owned, which the caller destroys), else
+/// the shared host flush (*owned NULL). bytes 0: no flush for a device of
+/// its own memory either.
+tc_err bench_flush_for_device(tc_device *device, bench_flush *host_flush, size_t bytes,
+                              bench_flush **owned, bench_flush **flush);
+
 /// Frees the buffer and sets *flush to NULL. NULL is fine.
 void bench_flush_destroy(bench_flush **flush);
 
