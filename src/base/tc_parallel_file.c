@@ -191,7 +191,9 @@ static tc_err transfer(tc_parallel_file *file, bool write, int64_t count, const 
   int64_t done = 0;
   for (int64_t round = 0; round < all_rounds && err == TC_SUCCESS; round++) {
     const round_plan *plan = round < rounds ? &plans[round] : NULL;
-    err = tc_parallel_agree(file->comm, transfer_round(file, write, plan, data + done));
+    /* A rank with nothing to move may pass no buffer; no offset is applied to it. */
+    char *at = data ? data + done : NULL;
+    err = tc_parallel_agree(file->comm, transfer_round(file, write, plan, at));
     if (plan)
       done += plan->bytes;
   }

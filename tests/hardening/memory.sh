@@ -23,8 +23,11 @@ mkdir -p "$workdir" || exit 1
 cd "$workdir" || exit 1
 # AddressSanitizer reserves terabytes of address space for its shadow memory:
 # nothing starts under a small ulimit -v (scripts/test-sanitizers.sh).
-if ldd "$tcmini" 2> /dev/null | grep -q 'libasan\|libtsan' ||
-  nm -D "$tcmini" 2> /dev/null | grep -q ' __asan_init$\| __tsan_init$'; then
+# (The listings are read whole: grep -q would stop reading early, and
+# pipefail would take the writer's SIGPIPE as a failed pipeline.)
+libraries=$(ldd "$tcmini" 2> /dev/null)
+symbols=$(nm -D "$tcmini" 2> /dev/null)
+if grep -q 'libasan\|libtsan' <<< "$libraries" || grep -q ' __asan_init$\| __tsan_init$' <<< "$symbols"; then
   echo "skipped: a sanitizer's shadow memory does not fit under ulimit -v"
   exit 77
 fi

@@ -7,10 +7,14 @@
 #     prefix through find_package(tcmini) (tcmini::contract) and runs;
 #   - the same program builds through pkg-config (tcmini.pc) and runs.
 # Usage: install.sh BUILD_DIR WORKDIR C_COMPILER MPIEXEC [MPI FLAGS...]
+# Environment: TC_CONSUMER_CFLAGS, the build's C flags, given to both consumers
+# (a sanitizer build's libraries need the sanitizer runtimes at link time).
 set -uo pipefail
 build=$1 workdir=$2 cc=$3 mpiexec=$4
 shift 4
 here=$(cd "$(dirname "$0")" && pwd)
+consumer_flags=${TC_CONSUMER_CFLAGS:-}
+read -r -a consumer_flag_list <<< "$consumer_flags"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
@@ -48,7 +52,8 @@ fi
 
 # find_package(tcmini) in a project of its own.
 if cmake -S "$here/consumer" -B "$workdir/consumer-cmake" -DCMAKE_C_COMPILER="$cc" \
-     -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release > "$workdir/consumer-cmake.log" 2>&1 &&
+     -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+     -DCMAKE_C_FLAGS="$consumer_flags" -DCMAKE_EXE_LINKER_FLAGS="$consumer_flags" > "$workdir/consumer-cmake.log" 2>&1 &&
    cmake --build "$workdir/consumer-cmake" >> "$workdir/consumer-cmake.log" 2>&1; then
   "$workdir/consumer-cmake/consumer" || fail "the find_package consumer ran wrong"
 else
@@ -62,7 +67,7 @@ if command -v pkg-config > /dev/null; then
   [ "$(pkg-config --modversion tcmini)" = "$(sed -n 's/^Version: //p' "$PKG_CONFIG_PATH/tcmini.pc")" ] ||
     fail "pkg-config --modversion tcmini"
   # shellcheck disable=SC2046
-  if "$cc" -std=c11 -Wall -Wextra -o "$workdir/consumer-pc" "$here/consumer/consumer.c" \
+  if "$cc" -std=c11 -Wall -Wextra "${consumer_flag_list[@]}" -o "$workdir/consumer-pc" "$here/consumer/consumer.c" \
        $(pkg-config --cflags --libs tcmini) > "$workdir/consumer-pc.log" 2>&1; then
     "$workdir/consumer-pc" || fail "the pkg-config consumer ran wrong"
   else
