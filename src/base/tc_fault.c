@@ -43,6 +43,7 @@ typedef struct {
   long at;       /* fail on this arrival (1-based) */
   long arrivals; /* arrivals so far */
   char mark[MARK_MAX]; /* "": fail; else create this file instead of failing */
+  bool stop;           /* stop this process (SIGSTOP) instead of failing */
 } fault;
 
 static struct {
@@ -70,7 +71,7 @@ static bool parse_count(const char *text, const char *end, long minimum, long *v
   return true;
 }
 
-/* Parses one "point[:rank=R][:at=N]" item of length bytes. */
+/* Parses one "point[:rank=R][:at=N][:mark=FILE][:stop]" item of length bytes. */
 static bool parse_fault(const char *item, size_t length, fault *parsed) {
   const char *end = item + length, *colon = memchr(item, ':', length);
   const char *name_end = colon ? colon : end;
@@ -89,6 +90,8 @@ static bool parse_fault(const char *item, size_t length, fault *parsed) {
     else if (strncmp(field, "mark=", 5) == 0 && field_end - field > 5 &&
              field_end - field - 5 < MARK_MAX)
       snprintf(parsed->mark, sizeof parsed->mark, "%.*s", (int)(field_end - field - 5), field + 5);
+    else if (field_end - field == 4 && strncmp(field, "stop", 4) == 0)
+      parsed->stop = true;
     else
       return false;
   }
@@ -133,7 +136,7 @@ tc_err tc_fault_check(const char *point) {
   if (injection.count == 0 && !injection.malformed)
     return TC_SUCCESS;
   TC_CHECK(!injection.malformed, TC_ERR_ARGUMENT,
-           "TCMINI_FAULT='%s': expected a comma-separated list of point[:rank=R][:at=N][:mark=FILE] with "
+           "TCMINI_FAULT='%s': expected a comma-separated list of point[:rank=R][:at=N][:mark=FILE][:stop] with "
            "point alloc, step, io, publish or wrong_<Kernel> (at most %d)",
            injection.setting, MAX_FAULTS);
   int index = point_index(point, strlen(point));
@@ -145,12 +148,14 @@ tc_err tc_fault_check(const char *point) {
     if (f->point != index || (f->rank >= 0 && f->rank != rank))
       continue;
     f->arrivals++;
-    if (f->mark[0]) { /* a test waits for this file: the run has got this far */
-      if (f->arrivals == f->at) {
+    if (f->mark[0] || f->stop) { /* a test waits for the run to get this far */
+      if (f->arrivals == f->at && f->mark[0]) {
         FILE *mark = fopen(f->mark, "w");
         TC_CHECK(mark && fclose(mark) == 0, TC_ERR_IO, "TCMINI_FAULT=%s: cannot create '%s'",
                  injection.setting, f->mark);
       }
+      if (f->arrivals == f->at && f->stop)
+        (void)raise(SIGSTOP); /* until the test sends SIGCONT */
       continue;
     }
     TC_CHECK(f->arrivals != f->at, points[index].code,

@@ -17,10 +17,12 @@ enum { TC_FAULT_MAX_TEMPORARIES = 4, TC_FAULT_PATH_MAX = 4096 };
 /// TCMINI_FAULT setting when TCMINI_FAULT names this point for this process's
 /// rank in MPI_COMM_WORLD and this is the chosen arrival at it; TC_SUCCESS
 /// otherwise. TCMINI_FAULT is a comma-separated list of
-/// point[:rank=R][:at=N][:mark=FILE] (no rank: every rank; at: fail on the
-/// N-th arrival, default 1, only once; mark: on that arrival create FILE,
-/// relative to the working directory and without ':' or ',', instead of
-/// failing, so that a test can wait for a run to get that far).
+/// point[:rank=R][:at=N][:mark=FILE][:stop] (no rank: every rank; at: fail
+/// on the N-th arrival, default 1, only once; mark: on that arrival create
+/// FILE, relative to the working directory and without ':' or ',', instead of
+/// failing, so that a test can wait for a run to get that far; stop: on that
+/// arrival stop the process with SIGSTOP instead of failing, until a test
+/// sends it SIGCONT).
 /// Points and the codes they fail with: "alloc" (TC_ERR_MEMORY, the loop's
 /// allocations), "step" (TC_ERR_INTERNAL, the start of an assembly step),
 /// "io" (TC_ERR_IO, after a dataset of the results file is written),

@@ -215,22 +215,27 @@ killed_writing() {
 
 concurrent() {
   fresh concurrent 1 || return
-  # The first run holds the lock; it is stopped (SIGSTOP) while the second
-  # tries, so that the test does not depend on timing.
-  (cd "$dir" && exec "$mpiexec" -n 1 "${mpi_flags[@]}" "$tcmini" "$hex" output.path=out.h5 \
-    output.report=none output.overwrite=true mesh.cells=12,12,12 run.steps=1 \
-    < /dev/null > first_stdout.txt 2> first_stderr.txt) &
-  local launcher=$! waited=0
-  until [ -s "$dir/out.h5.lock" ]; do
+  # The first run takes the lock before its loop and stops itself at its first
+  # step (TCMINI_FAULT's stop) until it is sent SIGCONT, so that the second
+  # run tries while the first certainly holds the lock, however slow or fast
+  # the machine.
+  (cd "$dir" && TCMINI_FAULT=step:rank=0:at=1:stop exec "$mpiexec" -n 1 "${mpi_flags[@]}" \
+    "$tcmini" "$hex" output.path=out.h5 output.report=none output.overwrite=true \
+    mesh.cells=12,12,12 run.steps=1 < /dev/null > first_stdout.txt 2> first_stderr.txt) &
+  local launcher=$! waited=0 holder pid="" state=""
+  until [ "$state" = T ]; do
     kill -0 "$launcher" 2> /dev/null && [ "$waited" -lt 1200 ] || break
     sleep 0.05
     waited=$((waited + 1))
+    holder=$(cat "$dir/out.h5.lock" 2> /dev/null)
+    pid=${holder##*.}
+    # the third field of /proc/PID/stat (after the name in parentheses)
+    [ -n "$pid" ] && state=$(sed 's/^.*) //' "/proc/$pid/stat" 2> /dev/null | cut -d' ' -f1)
   done
-  local holder pid
-  holder=$(cat "$dir/out.h5.lock" 2> /dev/null)
-  pid=${holder##*.}
-  if [ -z "$pid" ] || ! kill -STOP "$pid" 2> /dev/null; then
-    fail "concurrent: the first run ended before the second started"; wait "$launcher"; return
+  if [ "$state" != T ]; then
+    fail "concurrent: the first run did not stop at its first step holding the lock"
+    [ -n "$pid" ] && kill -CONT "$pid" 2> /dev/null
+    wait "$launcher"; return
   fi
   tcmini_in "$dir" 1 -- mesh.cells=4,4,4
   kill -CONT "$pid"
