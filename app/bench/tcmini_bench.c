@@ -20,6 +20,7 @@
 #include "bench_sweep.h"
 #include "tc_contract.h"
 #include "tc_device.h"
+#include "tc_git_revision.h"
 #include "tc_parallel.h"
 
 enum { EXIT_VERIFY_FAILED = 1, EXIT_BAD_OPTIONS = 2 };

@@ -14,13 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tc_git_revision.h"
 #include "tc_parallel.h"
 
 #ifndef TCMINI_VERSION
 #define TCMINI_VERSION "unknown"
-#endif
-#ifndef TCMINI_GIT_REVISION
-#define TCMINI_GIT_REVISION "unknown"
 #endif
 #ifndef TCMINI_COMPILER
 #define TCMINI_COMPILER "unknown"
