@@ -5,7 +5,7 @@
 #   share/doc/tcmini/         README, LICENSE, CHANGELOG, CITATION.cff, docs/
 #   include/tcmini/           tc_contract.h and the headers it includes, tc_build.h
 #   lib/libtcmini_contract.a  the contraction library (tcmini::contract), and
-#   lib/libtcmini_base.a      the error layer it links (tcmini::base)
+#   lib/libtcmini_base.a      the error layer it links (tcmini::base; no MPI)
 #   lib/cmake/tcmini/         the CMake package: find_package(tcmini)
 #   lib/pkgconfig/tcmini.pc   the same library for pkg-config
 # Included from the top-level CMakeLists.txt after every target exists.
@@ -29,7 +29,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR
 # Installed names that cannot clash in a shared prefix, and the names of the
 # imported targets (tcmini::contract, tcmini::base).
 set_target_properties(tc_contract PROPERTIES OUTPUT_NAME tcmini_contract EXPORT_NAME contract)
-set_target_properties(tc_base PROPERTIES OUTPUT_NAME tcmini_base EXPORT_NAME base)
+set_target_properties(tc_core PROPERTIES OUTPUT_NAME tcmini_base EXPORT_NAME base)
 # The OpenMP backend's vendor variant links libxsmm through an interface
 # target, exported with the library (tcmini::libxsmm).
 set(tc_exported_libxsmm "")
@@ -37,7 +37,7 @@ if(TARGET tcmini_libxsmm)
   set_target_properties(tcmini_libxsmm PROPERTIES EXPORT_NAME libxsmm)
   set(tc_exported_libxsmm tcmini_libxsmm)
 endif()
-install(TARGETS tc_contract tc_base ${tc_exported_libxsmm} EXPORT tcmini-targets
+install(TARGETS tc_contract tc_core ${tc_exported_libxsmm} EXPORT tcmini-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${TCMINI_INSTALL_INCLUDEDIR})
 # tc_contract.h includes tc_error.h; tc_build.h says which backends are in.
@@ -47,9 +47,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/src/contract/tc_contract.h
         DESTINATION ${TCMINI_INSTALL_INCLUDEDIR})
 install(EXPORT tcmini-targets NAMESPACE tcmini:: DESTINATION ${TCMINI_INSTALL_CMAKEDIR})
 
-# The CMake package. It finds again what the static libraries link: MPI
-# (tc_base), OpenMP and, in CUDA builds, the CUDA toolkit (cudart, cuBLAS),
-# pointed at the toolkit this build used.
+# The CMake package. It finds again what the static libraries link: OpenMP
+# and, in CUDA builds, the CUDA toolkit (cudart, cuBLAS), pointed at the
+# toolkit this build used. (No MPI: the contractions do not use it.)
 set(TCMINI_PACKAGE_OPENMP ${TCMINI_ENABLE_OPENMP})
 set(TCMINI_PACKAGE_LIBXSMM ${TCMINI_USE_LIBXSMM})
 set(TCMINI_PACKAGE_CUDA ${TCMINI_USE_CUDA})
@@ -79,9 +79,6 @@ if(TCMINI_USE_CUDA)
   string(APPEND tc_pc_libs " -L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR}"
          " -lcublas -lcudart -lstdc++")
 endif()
-foreach(library IN LISTS MPI_C_LIBRARIES)
-  string(APPEND tc_pc_libs " ${library}")
-endforeach()
 string(APPEND tc_pc_libs " -lm")
 string(STRIP "${tc_pc_libs}" TCMINI_PC_LIBS)
 file(RELATIVE_PATH TCMINI_PC_PREFIX_FROM_PCFILEDIR

@@ -2,7 +2,6 @@
  * registry and the fatal-signal record (see tc_fault.h). */
 #include "tc_fault.h"
 
-#include <mpi.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -10,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "tc_parallel.h"
 
 /* ---- fault injection ---- */
 
@@ -118,11 +115,13 @@ static void read_setting(void) {
   }
 }
 
-static int world_rank(void) {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  return initialized ? tc_rank(MPI_COMM_WORLD) : 0;
-}
+/* This process's rank in MPI_COMM_WORLD, told by tc_parallel_init (0 before
+ * it and without MPI), so that fault injection itself needs no MPI. */
+static int process_rank;
+
+void tc_fault_set_rank(int rank) { process_rank = rank; }
+
+static int world_rank(void) { return process_rank; }
 
 static volatile sig_atomic_t fatal_signal; /* 0: none received */
 

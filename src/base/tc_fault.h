@@ -42,6 +42,10 @@ tc_err tc_fault_check(const char *point);
 /// thread only; not collective.
 bool tc_fault_wrong(const char *point);
 
+/// Tells fault injection this process's rank in MPI_COMM_WORLD, which a
+/// fault's rank= is compared with (tc_parallel_init calls it; 0 until then).
+void tc_fault_set_rank(int rank);
+
 /// Registers a temporary file that tc_fault_signal_received must delete
 /// (a file being written under a temporary name). Fails with TC_ERR_ARGUMENT
 /// when path is too long or TC_FAULT_MAX_TEMPORARIES are registered already.

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tc_fault.h"
+
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
 #endif
@@ -19,6 +21,7 @@ tc_err tc_parallel_init(int *argc, char ***argv) {
   TC_MPI_CALL(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   TC_CHECK(provided >= MPI_THREAD_FUNNELED, TC_ERR_MPI,
            "the MPI library does not provide MPI_THREAD_FUNNELED");
+  tc_fault_set_rank(tc_rank(MPI_COMM_WORLD));
   return TC_SUCCESS;
 }
 

@@ -5,7 +5,8 @@
 #     the installed quick deck;
 #   - tests/release/consumer, a separate CMake project, builds against the
 #     prefix through find_package(tcmini) (tcmini::contract) and runs;
-#   - the same program builds through pkg-config (tcmini.pc) and runs.
+#   - the same program builds through pkg-config (tcmini.pc) and runs;
+#   - neither links MPI (the contraction library does not use it).
 # Usage: install.sh BUILD_DIR WORKDIR C_COMPILER MPIEXEC [MPI FLAGS...]
 # Environment: TC_CONSUMER_CFLAGS, the build's C flags, given to both consumers
 # (a sanitizer build's libraries need the sanitizer runtimes at link time).
@@ -56,6 +57,8 @@ if cmake -S "$here/consumer" -B "$workdir/consumer-cmake" -DCMAKE_C_COMPILER="$c
      -DCMAKE_C_FLAGS="$consumer_flags" -DCMAKE_EXE_LINKER_FLAGS="$consumer_flags" > "$workdir/consumer-cmake.log" 2>&1 &&
    cmake --build "$workdir/consumer-cmake" >> "$workdir/consumer-cmake.log" 2>&1; then
   "$workdir/consumer-cmake/consumer" || fail "the find_package consumer ran wrong"
+  grep -q libmpi <<< "$(ldd "$workdir/consumer-cmake/consumer" 2> /dev/null)" &&
+    fail "the find_package consumer links MPI"
 else
   tail -30 "$workdir/consumer-cmake.log"
   fail "the consumer did not build through find_package(tcmini)"
@@ -70,6 +73,8 @@ if command -v pkg-config > /dev/null; then
   if "$cc" -std=c11 -Wall -Wextra "${consumer_flag_list[@]}" -o "$workdir/consumer-pc" "$here/consumer/consumer.c" \
        $(pkg-config --cflags --libs tcmini) > "$workdir/consumer-pc.log" 2>&1; then
     "$workdir/consumer-pc" || fail "the pkg-config consumer ran wrong"
+    grep -q libmpi <<< "$(ldd "$workdir/consumer-pc" 2> /dev/null)" &&
+      fail "the pkg-config consumer links MPI"
   else
     cat "$workdir/consumer-pc.log"
     fail "the consumer did not build through pkg-config"
