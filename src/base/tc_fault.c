@@ -121,8 +121,6 @@ static int process_rank;
 
 void tc_fault_set_rank(int rank) { process_rank = rank; }
 
-static int world_rank(void) { return process_rank; }
-
 static volatile sig_atomic_t fatal_signal; /* 0: none received */
 
 tc_err tc_fault_check(const char *point) {
@@ -141,7 +139,7 @@ tc_err tc_fault_check(const char *point) {
   int index = point_index(point, strlen(point));
   TC_CHECK(index >= 0 && points[index].what != NULL, TC_ERR_INTERNAL,
            "tc_fault_check: unknown fault point '%s'", point);
-  const int rank = world_rank();
+  const int rank = process_rank;
   for (int i = 0; i < injection.count; ++i) {
     fault *f = &injection.faults[i];
     if (f->point != index || (f->rank >= 0 && f->rank != rank))
@@ -169,7 +167,7 @@ bool tc_fault_wrong(const char *point) {
     read_setting();
   if (injection.count == 0 || injection.malformed)
     return false;
-  const int index = point_index(point, strlen(point)), rank = world_rank();
+  const int index = point_index(point, strlen(point)), rank = process_rank;
   for (int i = 0; i < injection.count; ++i)
     if (injection.faults[i].point == index &&
         (injection.faults[i].rank < 0 || injection.faults[i].rank == rank))
