@@ -42,6 +42,22 @@ static void fill(batch_data *d) {
     d->node_coords[i] = next(&state, 0.0, 1.0);
 }
 
+/* d filled, the batch over its arrays, and d's gradients formed (a failure
+ * counted, the batch still valid). */
+static void prepare(batch_data *d, tc_physics_batch *batch) {
+  fill(d);
+  *batch = (tc_physics_batch){.num_cells = C,
+                              .num_fields = F,
+                              .num_points = P,
+                              .measures = d->measures,
+                              .ref_values = d->ref_values,
+                              .ref_gradients = d->ref_gradients,
+                              .inverse_jacobians = d->inverses,
+                              .node_coords = d->node_coords};
+  REQUIRE_CALL(tc_hgrad_gradients(C, F, P, d->ref_gradients, d->inverses, NULL, TC_LAYOUT_RIGHT,
+                                  TC_DOUBLE, d->gradients));
+}
+
 /* The reference of one input, row-major double, (C, ...). */
 static void reference(tc_physics_input input, const batch_data *d, const tc_physics_fields *f,
                       double *out) {
@@ -143,18 +159,9 @@ static size_t input_bytes(tc_physics_input input, tc_precision precision) {
 
 static void test_all_inputs(void) {
   static batch_data d;
-  fill(&d);
-  REQUIRE_CALL(tc_hgrad_gradients(C, F, P, d.ref_gradients, d.inverses, NULL, TC_LAYOUT_RIGHT,
-                                  TC_DOUBLE, d.gradients));
+  tc_physics_batch batch;
+  prepare(&d, &batch);
   const tc_physics_fields *f = tc_physics_default_fields();
-  const tc_physics_batch batch = {.num_cells = C,
-                                  .num_fields = F,
-                                  .num_points = P,
-                                  .measures = d.measures,
-                                  .ref_values = d.ref_values,
-                                  .ref_gradients = d.ref_gradients,
-                                  .inverse_jacobians = d.inverses,
-                                  .node_coords = d.node_coords};
   bool all[TC_INPUT_COUNT];
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     all[i] = true;
@@ -199,17 +206,8 @@ static void test_all_inputs(void) {
 static void test_subset(void) {
   static batch_data d;
   static double strains[C * 3 * F * P * 9], stresses[C * 3 * F * P * 9], untouched[8];
-  fill(&d);
-  REQUIRE_CALL(tc_hgrad_gradients(C, F, P, d.ref_gradients, d.inverses, NULL, TC_LAYOUT_RIGHT,
-                                  TC_DOUBLE, d.gradients));
-  const tc_physics_batch batch = {.num_cells = C,
-                                  .num_fields = F,
-                                  .num_points = P,
-                                  .measures = d.measures,
-                                  .ref_values = d.ref_values,
-                                  .ref_gradients = d.ref_gradients,
-                                  .inverse_jacobians = d.inverses,
-                                  .node_coords = d.node_coords};
+  tc_physics_batch batch;
+  prepare(&d, &batch);
   bool needed[TC_INPUT_COUNT] = {false};
   needed[TC_INPUT_STRAINS] = needed[TC_INPUT_WEIGHTED_STRESSES] = true;
   void *outputs[TC_INPUT_COUNT] = {NULL};
@@ -241,14 +239,9 @@ static void test_bad_sizes(void) {
   REQUIRE_CALL(tc_physics_builder_create(needed, F, P, TC_LAYOUT_RIGHT, TC_DOUBLE,
                                          tc_physics_default_fields(), &builder));
   static batch_data d;
-  const tc_physics_batch other = {.num_cells = C,
-                                  .num_fields = F + 1,
-                                  .num_points = P,
-                                  .measures = d.measures,
-                                  .ref_values = d.ref_values,
-                                  .ref_gradients = d.ref_gradients,
-                                  .inverse_jacobians = d.inverses,
-                                  .node_coords = d.node_coords};
+  tc_physics_batch other;
+  prepare(&d, &other);
+  other.num_fields = F + 1; /* not the builder's */
   void *outputs[TC_INPUT_COUNT] = {NULL};
   EXPECT_FAILURE(tc_physics_build_inputs(builder, &other, outputs), TC_ERR_ARGUMENT,
                  "for a builder of 8 fields");
