@@ -15,6 +15,24 @@ function(run_bench)
   set(err "${err}" PARENT_SCOPE)
 endfunction()
 
+# Each case "ARG,ARG,...|TEXT" (with any further arguments given after the
+# cases) is refused: exit 2, no output, one error line containing TEXT.
+function(expect_refusals cases)
+  foreach(case IN LISTS cases)
+    string(REPLACE "|" ";" parts "${case}")
+    list(POP_BACK parts expected)
+    string(REPLACE "," ";" parts "${parts}")
+    run_bench(${parts} ${ARGN})
+    string(REGEX MATCHALL "\n" newlines "${err}")
+    list(LENGTH newlines lines)
+    if(NOT rc EQUAL 2 OR NOT lines EQUAL 1 OR NOT out STREQUAL ""
+       OR NOT err MATCHES "^tcmini-bench: error: [^\n]*${expected}")
+      message(FATAL_ERROR "'${parts}': exit ${rc}, stderr '${err}', stdout '${out}'; "
+                          "expected exit 2 and one line with '${expected}'")
+    endif()
+  endforeach()
+endfunction()
+
 if(MODE STREQUAL "kernels")
   # A tiny case of every kernel, layout and precision on every CPU backend and
   # variant: exit 0, no FAIL, and a verified row per kernel and backend.
@@ -69,19 +87,7 @@ elseif(MODE STREQUAL "bad-options")
     "--shapes,0x1x1|--shapes: expected LxRxP with whole numbers >= 1"
     "--deck,no-such-deck.in|--deck: cannot open deck 'no-such-deck.in'"
     "stray|unexpected argument 'stray'")
-  foreach(case IN LISTS cases)
-    string(REPLACE "|" ";" parts "${case}")
-    list(POP_BACK parts expected)
-    string(REPLACE "," ";" parts "${parts}")
-    run_bench(${parts})
-    string(REGEX MATCHALL "\n" newlines "${err}")
-    list(LENGTH newlines lines)
-    if(NOT rc EQUAL 2 OR NOT lines EQUAL 1 OR NOT out STREQUAL ""
-       OR NOT err MATCHES "^tcmini-bench: error: [^\n]*${expected}")
-      message(FATAL_ERROR "'${parts}': exit ${rc}, stderr '${err}', stdout '${out}'; "
-                          "expected exit 2 and one line with '${expected}'")
-    endif()
-  endforeach()
+  expect_refusals("${cases}")
 
 elseif(MODE STREQUAL "help")
   run_bench(--help)
@@ -154,19 +160,7 @@ elseif(MODE STREQUAL "replay-refusals")
     "--replay,${DIR}/bench_replay_float_in.h5,--precision,double|--precision double: '[^']*' holds float data"
     "--replay-group,/g|--replay-group needs --replay"
     "--replay,${DIR}/bench_replay_double_in.h5,--overwrite|--overwrite needs --replay-output")
-  foreach(case IN LISTS cases)
-    string(REPLACE "|" ";" parts "${case}")
-    list(POP_BACK parts expected)
-    string(REPLACE "," ";" parts "${parts}")
-    run_bench(${parts} ${quick})
-    string(REGEX MATCHALL "\n" newlines "${err}")
-    list(LENGTH newlines lines)
-    if(NOT rc EQUAL 2 OR NOT lines EQUAL 1 OR NOT out STREQUAL ""
-       OR NOT err MATCHES "^tcmini-bench: error: [^\n]*${expected}")
-      message(FATAL_ERROR "'${parts}': exit ${rc}, stderr '${err}', stdout '${out}'; "
-                          "expected exit 2 and one line with '${expected}'")
-    endif()
-  endforeach()
+  expect_refusals("${cases}" ${quick})
 
 elseif(MODE STREQUAL "sweep")
   # A tiny sweep on one OpenMP thread: every row verified, the distribution
