@@ -13,6 +13,7 @@ extern "C" {
 #include "contract_cuda_kernels.cuh"
 #include "contract_cuda_vendor.h"
 #include "contract_cuda_mma.cuh"
+#include "contract_cuda_mma_left.cuh"
 #include "contract_cuda_mma_slabs.cuh"
 #include "contract_cuda_mma_strips.cuh"
 #include "contract_cuda_mma_tma.cuh"
@@ -166,8 +167,9 @@ bool hopper_code() {
 }
 
 /// The tensor-core tile for a FieldField product, or MMA_NONE where the FMA
-/// tile serves: float, arrays whose k is not contiguous (layout left),
-/// min(L, R) <= 8, and builds or GPUs without sm_90 code.
+/// tile or the layout-left tile (left_mma_applies) serves: float, arrays
+/// whose k is not contiguous (layout left), min(L, R) <= 8, and builds or
+/// GPUs without sm_90 code.
 mma_config choose_mma(const tc_cuda_problem &p, bool is_double) {
   const int64_t m = std::min(p.I, p.J);
   if (!is_double || p.a_k != 1 || p.b_k != 1 || m <= 8 || !hopper_code())
@@ -205,9 +207,38 @@ tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, con
   }
 }
 
+/// Whether the layout-left tensor-core tile serves a FieldField product:
+/// double, cell index fastest in A, B and the output, min(L, R) > 8 (the FMA
+/// tile's 4-cell blocks win below), and sm_90 code.
+bool left_mma_applies(const tc_cuda_problem &p, bool is_double) {
+  return is_double && p.a_c == 1 && p.b_c == 1 && p.o_c == 1 && std::min(p.I, p.J) > 8 &&
+         hopper_code();
+}
+
+/// Runs the layout-left tensor-core tile (left_mma_applies): 16 x 16 tiles of
+/// 8 cells where a side is at most 16 (larger tiles would be mostly past the
+/// cell), 32 x 32 tiles of 4 cells with a 4-deep ring for sums of at most 32
+/// (two k steps a tile: the ring spans tiles), else 32 x 32 tiles of 8 cells,
+/// double-buffered. Every copy asks L2 for the whole 128-byte line, which the
+/// neighbouring group reads. Read off the presets and nine off-preset
+/// FieldFieldTensor shapes on an H100 (docs/measurements/contract-cuda.md).
+tc_err run_mma_left(const tc_cuda_problem &p, const double *A, const double *B, double *out,
+                    cudaStream_t stream) {
+  using namespace tc_cuda;
+  if (std::min(p.I, p.J) <= 16)
+    return mma_left_launch<8, 1, 2, 16, 3, 128>(p, A, B, out, stream);
+  if (p.K <= 32)
+    return mma_left_launch<4, 2, 4, 16, 4, 128>(p, A, B, out, stream);
+  return mma_left_launch<8, 2, 4, 16, 2, 128>(p, A, B, out, stream);
+}
+
 /// Float has no tensor-core tile: choose_mma never picks one for it.
 tc_err run_mma(mma_config, const tc_cuda_problem &, const float *, const float *, float *,
                cudaStream_t) {
+  TC_FAIL(TC_ERR_INTERNAL, "the tensor-core tile is double precision only");
+}
+tc_err run_mma_left(const tc_cuda_problem &, const float *, const float *, float *,
+                    cudaStream_t) {
   TC_FAIL(TC_ERR_INTERNAL, "the tensor-core tile is double precision only");
 }
 
@@ -357,6 +388,10 @@ tc_err run_field_field(const tc_contraction *s, tc_variant variant, const tc_cud
     const mma_config mma = choose_mma(p, sizeof(T) == sizeof(double));
     if (mma != MMA_NONE) {
       TC_CALL(run_mma(mma, p, A, B, out, stream));
+      return check_launch(variant, s);
+    }
+    if (left_mma_applies(p, sizeof(T) == sizeof(double))) {
+      TC_CALL(run_mma_left(p, A, B, out, stream));
       return check_launch(variant, s);
     }
     const tile_config config = choose_tile(p.I, p.J, p.output_left);

@@ -1,0 +1,239 @@
+/* contract_cuda_mma_left: the FieldField tile on FP64 tensor cores (DMMA,
+ * m16n8k16 f64, sm_90) for layout left, where the cell index is fastest and
+ * no matrix of a cell has a unit-stride dimension, and its launcher. Private
+ * to src/contract/contract_cuda.cu. */
+#ifndef TC_CONTRACT_CUDA_MMA_LEFT_CUH
+#define TC_CONTRACT_CUDA_MMA_LEFT_CUH
+
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+#include "contract_cuda_kernels.cuh"
+#include "contract_cuda_mma.cuh"
+#include "tc_cuda_mma.cuh"
+
+namespace tc_cuda {
+
+/// Asynchronous 8-byte copy global -> shared (cp.async.ca); with read =
+/// false nothing is read and a zero is written. PREFETCH (0, 128 or 256)
+/// asks L2 to fetch that many bytes around the word from device memory.
+template <int PREFETCH>
+__device__ __forceinline__ void copy_async8(double *dst, const double *src, bool read) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned address = (unsigned)__cvta_generic_to_shared(dst);
+  if (PREFETCH == 256)
+    asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 8, %2;\n" ::"r"(address),
+                 "l"(src), "r"(read ? 8 : 0)
+                 : "memory");
+  else if (PREFETCH == 128)
+    asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 8, %2;\n" ::"r"(address),
+                 "l"(src), "r"(read ? 8 : 0)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(address), "l"(src),
+                 "r"(read ? 8 : 0)
+                 : "memory");
+#else
+  *dst = read ? *src : 0.0;
+#endif
+}
+
+/// Shared-memory layout of the layout-left tile: each cell's rows are kept
+/// [row][k] with a row pitch of KT + 5 words (odd, so the 8-byte fragment
+/// loads of a warp fall in distinct bank pairs, two wavefronts), and the
+/// cells of a stage follow each other at a pitch of 2 mod 16 words, so the
+/// copies of a warp (8 cells x 4 rows at one k) also take two wavefronts.
+__host__ __device__ constexpr int left_row_pitch(int KT) { return KT + 5; }
+__host__ __device__ constexpr int left_cell_pitch(int rows, int KT) {
+  return rows * left_row_pitch(KT) + ((2 - rows * left_row_pitch(KT)) % 16 + 16) % 16;
+}
+
+/// The layout-left tensor-core tile. A block of G warps takes G adjacent
+/// cells (a group); warp w computes a BM x BN output tile (BM = 16 FM,
+/// BN = 8 FN) of cell w of the group with FM x FN DMMA accumulators. In layout
+/// left the G cells' words of one (row, k) are adjacent in memory, so the
+/// block reads A and B as runs of G words: thread t copies cell t % G of rows
+/// t / G, t / G + 32, ... one 8-byte cp.async per word (a warp: 4 rows x 8
+/// cells, or 8 x 4, at one k), KT words of k per ring stage, STAGES stages
+/// deep, the ring running across task boundaries as in mma_kernel. Tasks are
+/// (group, row tile, column tile), group-major, so blocks that run at once
+/// share the lines of neighbouring groups in L2; PREFETCH (see copy_async8)
+/// has L2 fetch those lines whole. Words of k past K are zero
+/// in shared memory; rows past I or J and cells past C are not copied, and
+/// only their own outputs, which are not written, see what their slots hold.
+template <int G, int FM, int FN, int KT, int STAGES, int PREFETCH>
+__global__ void __launch_bounds__(G * 32, 1)
+    mma_left_kernel(tc_cuda_problem p, const double *__restrict__ A,
+                    const double *__restrict__ B, double *__restrict__ out) {
+  constexpr int NT = G * 32, BM = FM * 16, BN = FN * 8, RP = NT / G;
+  constexpr int LD = left_row_pitch(KT);
+  constexpr int A_PITCH = left_cell_pitch(BM, KT), B_PITCH = left_cell_pitch(BN, KT);
+  constexpr int TILE = G * (A_PITCH + B_PITCH);
+  constexpr int A_PASSES = (BM + RP - 1) / RP, B_PASSES = (BN + RP - 1) / RP;
+  static_assert(KT % 16 == 0, "k tile: a multiple of 16");
+  static_assert(STAGES >= 2, "at least double buffering");
+  extern __shared__ __align__(16) unsigned char mma_memory[];
+  double *ring = reinterpret_cast<double *>(mma_memory);
+
+  const int64_t tiles_i = (p.I + BM - 1) / BM, tiles_j = (p.J + BN - 1) / BN;
+  const int64_t per_group = tiles_i * tiles_j, tasks = (p.C + G - 1) / G * per_group;
+  const int64_t k_steps = (p.K + KT - 1) / KT;
+
+  auto split = [&](int64_t task, int64_t &c0, int64_t &i0, int64_t &j0) {
+    const int64_t group = task / per_group, rest = task - group * per_group;
+    const int64_t ti = rest / tiles_j;
+    c0 = group * G;
+    i0 = ti * BM;
+    j0 = (rest - ti * tiles_j) * BN;
+  };
+
+  // Copy side: this thread's cell and rows, planned once per task.
+  const int copy_cell = threadIdx.x % G, copy_row = threadIdx.x / G;
+  int64_t load_task = blockIdx.x, load_step = 0;
+  const double *a_from = A, *b_from = B; // (cell, first row, k = 0)
+  int a_rows = 0, b_rows = 0;            // rows of this thread's cell to copy
+  auto locate = [&](int64_t task) {
+    int64_t c0, i0, j0;
+    split(task, c0, i0, j0);
+    const bool cell = c0 + copy_cell < p.C;
+    a_from = A + (c0 + copy_cell) * p.a_c + (i0 + copy_row) * p.a_i;
+    b_from = B + (c0 + copy_cell) * p.b_c + (j0 + copy_row) * p.b_j;
+    a_rows = cell ? (int)min((int64_t)BM, p.I - i0) : 0;
+    b_rows = cell ? (int)min((int64_t)BN, p.J - j0) : 0;
+  };
+  auto load = [&](int stage) {
+    const int64_t k0 = load_step * KT;
+    double *a_tile = ring + stage * TILE + copy_cell * A_PITCH + copy_row * LD;
+    double *b_tile = ring + stage * TILE + G * A_PITCH + copy_cell * B_PITCH + copy_row * LD;
+#pragma unroll
+    for (int pass = 0; pass < A_PASSES; ++pass)
+      if (copy_row + pass * RP < a_rows) {
+        const double *from = a_from + pass * RP * p.a_i + k0 * p.a_k;
+#pragma unroll
+        for (int k = 0; k < KT; ++k)
+          copy_async8<PREFETCH>(a_tile + pass * RP * LD + k, k0 + k < p.K ? from + k * p.a_k : A,
+                      k0 + k < p.K);
+      }
+#pragma unroll
+    for (int pass = 0; pass < B_PASSES; ++pass)
+      if (copy_row + pass * RP < b_rows) {
+        const double *from = b_from + pass * RP * p.b_j + k0 * p.b_k;
+#pragma unroll
+        for (int k = 0; k < KT; ++k)
+          copy_async8<PREFETCH>(b_tile + pass * RP * LD + k, k0 + k < p.K ? from + k * p.b_k : B,
+                      k0 + k < p.K);
+      }
+    if (++load_step == k_steps) {
+      load_step = 0;
+      load_task += gridDim.x;
+      if (load_task < tasks)
+        locate(load_task);
+    }
+  };
+
+  // Multiply side: warp w computes cell w of the group.
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int group = lane / 4, member = lane % 4;
+  double acc[FM][FN][4];
+  clear_piece(acc);
+
+  if (load_task < tasks)
+    locate(load_task);
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (load_task < tasks)
+      load(s);
+    copy_async_commit();
+  }
+  int stage = 0, load_stage = STAGES - 1;
+  int64_t step = 0;
+  for (int64_t task = blockIdx.x; task < tasks;) {
+    copy_async_wait<STAGES - 2>();
+    __syncthreads(); // tile `stage` is in; every warp is done with `load_stage`
+    if (load_task < tasks)
+      load(load_stage);
+    copy_async_commit();
+    load_stage = load_stage + 1 == STAGES ? 0 : load_stage + 1;
+
+    const double *a_tile = ring + stage * TILE + warp * A_PITCH + group * LD + 4 * member;
+    const double *b_tile =
+        ring + stage * TILE + G * A_PITCH + warp * B_PITCH + group * LD + 4 * member;
+#pragma unroll
+    for (int k16 = 0; k16 < KT; k16 += 16) {
+      double2 b[FN][2];
+#pragma unroll
+      for (int n = 0; n < FN; ++n)
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const double *q = b_tile + n * 8 * LD + k16 + 2 * u;
+          b[n][u] = make_double2(q[0], q[1]);
+        }
+#pragma unroll
+      for (int m = 0; m < FM; ++m) {
+        double2 a[2][2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int u = 0; u < 2; ++u) {
+            const double *q = a_tile + (m * 16 + 8 * h) * LD + k16 + 2 * u;
+            a[h][u] = make_double2(q[0], q[1]);
+          }
+#pragma unroll
+        for (int n = 0; n < FN; ++n)
+          mma_16x8x16(acc[m][n], a, b[n]);
+      }
+    }
+    stage = stage + 1 == STAGES ? 0 : stage + 1;
+
+    if (++step == k_steps) {
+      int64_t c0, i0, j0;
+      split(task, c0, i0, j0);
+      const int64_t c = c0 + warp;
+      const int rows = (int)min((int64_t)BM, p.I - i0), cols = (int)min((int64_t)BN, p.J - j0);
+      double *o = out + c * p.o_c + i0 * p.o_i + j0 * p.o_j;
+#pragma unroll
+      for (int m = 0; m < FM; ++m)
+#pragma unroll
+        for (int n = 0; n < FN; ++n)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) {
+            const int i = m * 16 + 8 * (v / 2) + group, j = n * 8 + 2 * member + v % 2;
+            if (c < p.C && i < rows && j < cols) {
+              double *to = o + i * p.o_i + j * p.o_j;
+              *to = p.sum_into ? *to + acc[m][n][v] : acc[m][n][v];
+            }
+            acc[m][n][v] = 0;
+          }
+      step = 0;
+      task += gridDim.x;
+    }
+  }
+  copy_async_wait<0>();
+}
+
+/// Dynamic shared memory of mma_left_kernel<G, FM, FN, KT, STAGES> (bytes).
+template <int G, int FM, int FN, int KT, int STAGES>
+constexpr size_t mma_left_shared_bytes() {
+  return sizeof(double) * STAGES * G *
+         (size_t)(left_cell_pitch(16 * FM, KT) + left_cell_pitch(8 * FN, KT));
+}
+
+/// Launches mma_left_kernel with one resident wave of blocks striding over
+/// the tasks.
+template <int G, int FM, int FN, int KT, int STAGES, int PREFETCH>
+tc_err mma_left_launch(const tc_cuda_problem &p, const double *A, const double *B, double *out,
+                       cudaStream_t stream) {
+  constexpr int BM = 16 * FM, BN = 8 * FN;
+  constexpr size_t shared = mma_left_shared_bytes<G, FM, FN, KT, STAGES>();
+  auto kernel = mma_left_kernel<G, FM, FN, KT, STAGES, PREFETCH>;
+  const int64_t tasks = (p.C + G - 1) / G * ((p.I + BM - 1) / BM) * ((p.J + BN - 1) / BN);
+  unsigned blocks = 0;
+  TC_CALL(resident_wave(kernel, G * 32, shared, tasks, "layout-left tensor-core tile", &blocks));
+  kernel<<<blocks, G * 32, shared, stream>>>(p, A, B, out);
+  return TC_SUCCESS;
+}
+
+} // namespace tc_cuda
+
+#endif
