@@ -219,17 +219,19 @@ bool left_mma_applies(const tc_cuda_problem &p, bool is_double) {
 /// 8 cells where a side is at most 16 (larger tiles would be mostly past the
 /// cell), 32 x 32 tiles of 4 cells with a 4-deep ring for sums of at most 32
 /// (two k steps a tile: the ring spans tiles), else 32 x 32 tiles of 8 cells,
-/// double-buffered. Every copy asks L2 for the whole 128-byte line, which the
-/// neighbouring group reads. Read off the presets and nine off-preset
-/// FieldFieldTensor shapes on an H100 (docs/measurements/contract-cuda.md).
+/// double-buffered at the narrower row pitch. Every copy asks L2 for the
+/// whole 128-byte line, which the neighbouring group reads. Read off the
+/// presets and off-preset FieldFieldTensor shapes on an H100
+/// (docs/measurements/contract-cuda.md): deeper rings and more blocks per
+/// multiprocessor were slower throughout.
 tc_err run_mma_left(const tc_cuda_problem &p, const double *A, const double *B, double *out,
                     cudaStream_t stream) {
   using namespace tc_cuda;
   if (std::min(p.I, p.J) <= 16)
-    return mma_left_launch<8, 1, 2, 16, 3, 128>(p, A, B, out, stream);
+    return mma_left_launch<8, 1, 2, 16, 21, 3, 128>(p, A, B, out, stream);
   if (p.K <= 32)
-    return mma_left_launch<4, 2, 4, 16, 4, 128>(p, A, B, out, stream);
-  return mma_left_launch<8, 2, 4, 16, 2, 128>(p, A, B, out, stream);
+    return mma_left_launch<4, 2, 4, 16, 21, 4, 128>(p, A, B, out, stream);
+  return mma_left_launch<8, 2, 4, 16, 17, 2, 128>(p, A, B, out, stream);
 }
 
 /// Float has no tensor-core tile: choose_mma never picks one for it.

@@ -15,38 +15,42 @@
 
 namespace tc_cuda {
 
-/// Asynchronous 8-byte copy global -> shared (cp.async.ca); with read =
-/// false nothing is read and a zero is written. PREFETCH (0, 128 or 256)
-/// asks L2 to fetch that many bytes around the word from device memory.
+/// Asynchronous copy of `bytes` (8, or 0: nothing is read and a zero is
+/// written) from global memory to the shared-memory address dst
+/// (cp.async.ca, 8 bytes). PREFETCH (0, 128 or 256) asks L2 to fetch that
+/// many bytes around the word from device memory.
 template <int PREFETCH>
-__device__ __forceinline__ void copy_async8(double *dst, const double *src, bool read) {
+__device__ __forceinline__ void copy_async8(unsigned dst, const double *src, int bytes) {
 #if __CUDA_ARCH__ >= 800
-  const unsigned address = (unsigned)__cvta_generic_to_shared(dst);
   if (PREFETCH == 256)
-    asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 8, %2;\n" ::"r"(address),
-                 "l"(src), "r"(read ? 8 : 0)
+    asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(bytes)
                  : "memory");
   else if (PREFETCH == 128)
-    asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 8, %2;\n" ::"r"(address),
-                 "l"(src), "r"(read ? 8 : 0)
+    asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(bytes)
                  : "memory");
   else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(address), "l"(src),
-                 "r"(read ? 8 : 0)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(bytes)
                  : "memory");
 #else
-  *dst = read ? *src : 0.0;
+  // Only sm_90 code runs this kernel (contract_cuda.cu: hopper_code).
+  (void)dst;
+  (void)src;
+  (void)bytes;
 #endif
 }
 
 /// Shared-memory layout of the layout-left tile: each cell's rows are kept
-/// [row][k] with a row pitch of KT + 5 words (odd, so the 8-byte fragment
-/// loads of a warp fall in distinct bank pairs, two wavefronts), and the
-/// cells of a stage follow each other at a pitch of 2 mod 16 words, so the
-/// copies of a warp (8 cells x 4 rows at one k) also take two wavefronts.
-__host__ __device__ constexpr int left_row_pitch(int KT) { return KT + 5; }
-__host__ __device__ constexpr int left_cell_pitch(int rows, int KT) {
-  return rows * left_row_pitch(KT) + ((2 - rows * left_row_pitch(KT)) % 16 + 16) % 16;
+/// [row][k] at an odd row pitch LD of 1 or 5 mod 16 words, so the 8-byte
+/// fragment loads of a warp (rows g, words 4t + v) fall in distinct bank
+/// pairs (two wavefronts), and the cells of a stage follow each other at a
+/// pitch of 4 (LD = 1 mod 16) or 2 (LD = 5 mod 16) mod 16 words, so the
+/// copies of a warp (8 cells x 4 rows, or 4 x 8, at one k) take two
+/// wavefronts too.
+__host__ __device__ constexpr int left_cell_pitch(int rows, int LD) {
+  return rows * LD + (((LD % 16 == 1 ? 4 : 2) - rows * LD) % 16 + 16) % 16;
 }
 
 /// The layout-left tensor-core tile. A block of G warps takes G adjacent
@@ -55,23 +59,23 @@ __host__ __device__ constexpr int left_cell_pitch(int rows, int KT) {
 /// left the G cells' words of one (row, k) are adjacent in memory, so the
 /// block reads A and B as runs of G words: thread t copies cell t % G of rows
 /// t / G, t / G + 32, ... one 8-byte cp.async per word (a warp: 4 rows x 8
-/// cells, or 8 x 4, at one k), KT words of k per ring stage, STAGES stages
-/// deep, the ring running across task boundaries as in mma_kernel. Tasks are
+/// cells, or 8 x 4, at one k), KT words of k per ring stage at row pitch LD
+/// (left_cell_pitch), STAGES stages deep, the ring running across task boundaries as in mma_kernel. Tasks are
 /// (group, row tile, column tile), group-major, so blocks that run at once
 /// share the lines of neighbouring groups in L2; PREFETCH (see copy_async8)
 /// has L2 fetch those lines whole. Words of k past K are zero
 /// in shared memory; rows past I or J and cells past C are not copied, and
 /// only their own outputs, which are not written, see what their slots hold.
-template <int G, int FM, int FN, int KT, int STAGES, int PREFETCH>
+template <int G, int FM, int FN, int KT, int LD, int STAGES, int PREFETCH>
 __global__ void __launch_bounds__(G * 32, 1)
     mma_left_kernel(tc_cuda_problem p, const double *__restrict__ A,
                     const double *__restrict__ B, double *__restrict__ out) {
   constexpr int NT = G * 32, BM = FM * 16, BN = FN * 8, RP = NT / G;
-  constexpr int LD = left_row_pitch(KT);
-  constexpr int A_PITCH = left_cell_pitch(BM, KT), B_PITCH = left_cell_pitch(BN, KT);
+  constexpr int A_PITCH = left_cell_pitch(BM, LD), B_PITCH = left_cell_pitch(BN, LD);
   constexpr int TILE = G * (A_PITCH + B_PITCH);
   constexpr int A_PASSES = (BM + RP - 1) / RP, B_PASSES = (BN + RP - 1) / RP;
   static_assert(KT % 16 == 0, "k tile: a multiple of 16");
+  static_assert(LD > KT && (LD % 16 == 1 || LD % 16 == 5), "row pitch: 1 or 5 mod 16");
   static_assert(STAGES >= 2, "at least double buffering");
   extern __shared__ __align__(16) unsigned char mma_memory[];
   double *ring = reinterpret_cast<double *>(mma_memory);
@@ -102,28 +106,37 @@ __global__ void __launch_bounds__(G * 32, 1)
     a_rows = cell ? (int)min((int64_t)BM, p.I - i0) : 0;
     b_rows = cell ? (int)min((int64_t)BN, p.J - j0) : 0;
   };
+  // KT words of k of one row, from `from` (word k0) on at `stride`, to the
+  // shared address dst; words past K are written as zeros. Walking the source
+  // pointer keeps a copy at three instructions.
+  auto copy_row_words = [&](unsigned dst, const double *from, int64_t stride, int64_t k0) {
+    if (k0 + KT <= p.K) {
+#pragma unroll
+      for (int k = 0; k < KT; ++k, from += stride)
+        copy_async8<PREFETCH>(dst + 8 * k, from, 8);
+    } else {
+#pragma unroll
+      for (int k = 0; k < KT; ++k, from += stride)
+        copy_async8<PREFETCH>(dst + 8 * k, k0 + k < p.K ? from : A, k0 + k < p.K ? 8 : 0);
+    }
+  };
+  const unsigned ring_address = (unsigned)__cvta_generic_to_shared(ring);
   auto load = [&](int stage) {
     const int64_t k0 = load_step * KT;
-    double *a_tile = ring + stage * TILE + copy_cell * A_PITCH + copy_row * LD;
-    double *b_tile = ring + stage * TILE + G * A_PITCH + copy_cell * B_PITCH + copy_row * LD;
+    const unsigned a_tile =
+        ring_address + 8 * (stage * TILE + copy_cell * A_PITCH + copy_row * LD);
+    const unsigned b_tile =
+        ring_address + 8 * (stage * TILE + G * A_PITCH + copy_cell * B_PITCH + copy_row * LD);
 #pragma unroll
     for (int pass = 0; pass < A_PASSES; ++pass)
-      if (copy_row + pass * RP < a_rows) {
-        const double *from = a_from + pass * RP * p.a_i + k0 * p.a_k;
-#pragma unroll
-        for (int k = 0; k < KT; ++k)
-          copy_async8<PREFETCH>(a_tile + pass * RP * LD + k, k0 + k < p.K ? from + k * p.a_k : A,
-                      k0 + k < p.K);
-      }
+      if (copy_row + pass * RP < a_rows)
+        copy_row_words(a_tile + 8 * pass * RP * LD, a_from + pass * RP * p.a_i + k0 * p.a_k,
+                       p.a_k, k0);
 #pragma unroll
     for (int pass = 0; pass < B_PASSES; ++pass)
-      if (copy_row + pass * RP < b_rows) {
-        const double *from = b_from + pass * RP * p.b_j + k0 * p.b_k;
-#pragma unroll
-        for (int k = 0; k < KT; ++k)
-          copy_async8<PREFETCH>(b_tile + pass * RP * LD + k, k0 + k < p.K ? from + k * p.b_k : B,
-                      k0 + k < p.K);
-      }
+      if (copy_row + pass * RP < b_rows)
+        copy_row_words(b_tile + 8 * pass * RP * LD, b_from + pass * RP * p.b_j + k0 * p.b_k,
+                       p.b_k, k0);
     if (++load_step == k_steps) {
       load_step = 0;
       load_task += gridDim.x;
@@ -212,21 +225,21 @@ __global__ void __launch_bounds__(G * 32, 1)
   copy_async_wait<0>();
 }
 
-/// Dynamic shared memory of mma_left_kernel<G, FM, FN, KT, STAGES> (bytes).
-template <int G, int FM, int FN, int KT, int STAGES>
+/// Dynamic shared memory of mma_left_kernel<G, FM, FN, KT, LD, STAGES, ...> (bytes).
+template <int G, int FM, int FN, int LD, int STAGES>
 constexpr size_t mma_left_shared_bytes() {
   return sizeof(double) * STAGES * G *
-         (size_t)(left_cell_pitch(16 * FM, KT) + left_cell_pitch(8 * FN, KT));
+         (size_t)(left_cell_pitch(16 * FM, LD) + left_cell_pitch(8 * FN, LD));
 }
 
 /// Launches mma_left_kernel with one resident wave of blocks striding over
 /// the tasks.
-template <int G, int FM, int FN, int KT, int STAGES, int PREFETCH>
+template <int G, int FM, int FN, int KT, int LD, int STAGES, int PREFETCH>
 tc_err mma_left_launch(const tc_cuda_problem &p, const double *A, const double *B, double *out,
                        cudaStream_t stream) {
   constexpr int BM = 16 * FM, BN = 8 * FN;
-  constexpr size_t shared = mma_left_shared_bytes<G, FM, FN, KT, STAGES>();
-  auto kernel = mma_left_kernel<G, FM, FN, KT, STAGES, PREFETCH>;
+  constexpr size_t shared = mma_left_shared_bytes<G, FM, FN, LD, STAGES>();
+  auto kernel = mma_left_kernel<G, FM, FN, KT, LD, STAGES, PREFETCH>;
   const int64_t tasks = (p.C + G - 1) / G * ((p.I + BM - 1) / BM) * ((p.J + BN - 1) / BN);
   unsigned blocks = 0;
   TC_CALL(resident_wave(kernel, G * 32, shared, tasks, "layout-left tensor-core tile", &blocks));
