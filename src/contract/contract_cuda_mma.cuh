@@ -53,6 +53,41 @@ __device__ __forceinline__ void copy_async_wait() {
 #endif
 }
 
+/// A ring of STAGES shared-memory stages filled by cp.async copy groups that
+/// run ahead of the product (mma_kernel, mma_left_kernel). start() issues
+/// the copies of the first STAGES - 1 stages; each next() waits for the
+/// oldest stage, lets every warp finish with the stage it then refills, and
+/// returns the stage to multiply. `more()` says whether copies are left;
+/// `load(s)` issues one stage's copies (one group is committed either way,
+/// so the waits count the same).
+template <int STAGES>
+struct copy_ring {
+  static_assert(STAGES >= 2, "at least double buffering");
+  int stage = 0, load_stage = STAGES - 1;
+
+  template <typename More, typename Load>
+  __device__ __forceinline__ void start(More more, Load load) {
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (more())
+        load(s);
+      copy_async_commit();
+    }
+  }
+
+  template <typename More, typename Load>
+  __device__ __forceinline__ int next(More more, Load load) {
+    copy_async_wait<STAGES - 2>();
+    __syncthreads(); // `stage` is in; every warp is done with `load_stage`
+    if (more())
+      load(load_stage);
+    copy_async_commit();
+    load_stage = load_stage + 1 == STAGES ? 0 : load_stage + 1;
+    const int ready = stage;
+    stage = stage + 1 == STAGES ? 0 : stage + 1;
+    return ready;
+  }
+};
 
 /// Zeros a warp's 16MB x 8NB accumulators (mma_kernel's, warp_product's).
 template <int NB, int MB>
@@ -214,22 +249,12 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
     locate(load_task);
     find_slots(load_task);
   }
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (load_task < tasks)
-      load(s);
-    copy_async_commit();
-  }
-  int stage = 0, load_stage = STAGES - 1;
+  copy_ring<STAGES> stages;
+  auto more = [&] { return load_task < tasks; };
+  stages.start(more, load);
   int64_t step = 0;
   for (int64_t task = blockIdx.x; task < tasks;) {
-    copy_async_wait<STAGES - 2>();
-    __syncthreads(); // tile `stage` is in; every warp is done with `load_stage`
-    if (load_task < tasks)
-      load(load_stage);
-    copy_async_commit();
-    load_stage = load_stage + 1 == STAGES ? 0 : load_stage + 1;
-
+    const int stage = stages.next(more, load);
     const double *a_tile = ring + stage * TILE, *b_tile = a_tile + BM * LD;
 #pragma unroll
     for (int k16 = 0; k16 < KT; k16 += 16) {
@@ -256,7 +281,6 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
           mma_16x8x16(acc[m][n], a, b[n]);
       }
     }
-    stage = stage + 1 == STAGES ? 0 : stage + 1;
 
     if (++step == k_steps) {
       int64_t c, i0, j0;

@@ -76,7 +76,6 @@ __global__ void __launch_bounds__(G * 32, 1)
   constexpr int A_PASSES = (BM + RP - 1) / RP, B_PASSES = (BN + RP - 1) / RP;
   static_assert(KT % 16 == 0, "k tile: a multiple of 16");
   static_assert(LD > KT && (LD % 16 == 1 || LD % 16 == 5), "row pitch: 1 or 5 mod 16");
-  static_assert(STAGES >= 2, "at least double buffering");
   extern __shared__ __align__(16) unsigned char mma_memory[];
   double *ring = reinterpret_cast<double *>(mma_memory);
 
@@ -145,79 +144,46 @@ __global__ void __launch_bounds__(G * 32, 1)
     }
   };
 
-  // Multiply side: warp w computes cell w of the group.
+  // Multiply side: warp w computes cell w of the group (warp_product, its
+  // rows at pitch LD in the cell's tiles).
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int group = lane / 4, member = lane % 4;
+  int a_row[FM][2], b_row[FN];
+#pragma unroll
+  for (int m = 0; m < FM; ++m)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      a_row[m][h] = warp * A_PITCH + (16 * m + 8 * h + group) * LD;
+#pragma unroll
+  for (int n = 0; n < FN; ++n)
+    b_row[n] = G * A_PITCH + warp * B_PITCH + (8 * n + group) * LD;
+  const int piece[2] = {4 * member, 4 * member + 2};
   double acc[FM][FN][4];
   clear_piece(acc);
 
   if (load_task < tasks)
     locate(load_task);
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (load_task < tasks)
-      load(s);
-    copy_async_commit();
-  }
-  int stage = 0, load_stage = STAGES - 1;
+  copy_ring<STAGES> stages;
+  auto more = [&] { return load_task < tasks; };
+  stages.start(more, load);
   int64_t step = 0;
   for (int64_t task = blockIdx.x; task < tasks;) {
-    copy_async_wait<STAGES - 2>();
-    __syncthreads(); // tile `stage` is in; every warp is done with `load_stage`
-    if (load_task < tasks)
-      load(load_stage);
-    copy_async_commit();
-    load_stage = load_stage + 1 == STAGES ? 0 : load_stage + 1;
-
-    const double *a_tile = ring + stage * TILE + warp * A_PITCH + group * LD + 4 * member;
-    const double *b_tile =
-        ring + stage * TILE + G * A_PITCH + warp * B_PITCH + group * LD + 4 * member;
-#pragma unroll
-    for (int k16 = 0; k16 < KT; k16 += 16) {
-      double2 b[FN][2];
-#pragma unroll
-      for (int n = 0; n < FN; ++n)
-#pragma unroll
-        for (int u = 0; u < 2; ++u) {
-          const double *q = b_tile + n * 8 * LD + k16 + 2 * u;
-          b[n][u] = make_double2(q[0], q[1]);
-        }
-#pragma unroll
-      for (int m = 0; m < FM; ++m) {
-        double2 a[2][2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int u = 0; u < 2; ++u) {
-            const double *q = a_tile + (m * 16 + 8 * h) * LD + k16 + 2 * u;
-            a[h][u] = make_double2(q[0], q[1]);
-          }
-#pragma unroll
-        for (int n = 0; n < FN; ++n)
-          mma_16x8x16(acc[m][n], a, b[n]);
-      }
-    }
-    stage = stage + 1 == STAGES ? 0 : stage + 1;
+    const double *tile = ring + stages.next(more, load) * TILE;
+    warp_product<false, false>(acc, tile, 16, a_row, tile, 16, b_row, piece, 0, KT / 16, 0);
 
     if (++step == k_steps) {
       int64_t c0, i0, j0;
       split(task, c0, i0, j0);
       const int64_t c = c0 + warp;
-      const int rows = (int)min((int64_t)BM, p.I - i0), cols = (int)min((int64_t)BN, p.J - j0);
-      double *o = out + c * p.o_c + i0 * p.o_i + j0 * p.o_j;
-#pragma unroll
-      for (int m = 0; m < FM; ++m)
-#pragma unroll
-        for (int n = 0; n < FN; ++n)
-#pragma unroll
-          for (int v = 0; v < 4; ++v) {
-            const int i = m * 16 + 8 * (v / 2) + group, j = n * 8 + 2 * member + v % 2;
-            if (c < p.C && i < rows && j < cols) {
-              double *to = o + i * p.o_i + j * p.o_j;
-              *to = p.sum_into ? *to + acc[m][n][v] : acc[m][n][v];
-            }
-            acc[m][n][v] = 0;
-          }
+      if (c < p.C) {
+        double *o = out + c * p.o_c + i0 * p.o_i + j0 * p.o_j;
+        for_each_output(acc, 0, 0, (int)min((int64_t)BM, p.I - i0),
+                        (int)min((int64_t)BN, p.J - j0), [&](int i, int j, double value) {
+                          double *to = o + i * p.o_i + j * p.o_j;
+                          *to = p.sum_into ? *to + value : value;
+                        });
+      }
+      clear_piece(acc);
       step = 0;
       task += gridDim.x;
     }
