@@ -228,10 +228,10 @@ tc_err run_mma_left(const tc_cuda_problem &p, const double *A, const double *B, 
                     cudaStream_t stream) {
   using namespace tc_cuda;
   if (std::min(p.I, p.J) <= 16)
-    return mma_left_launch<8, 1, 2, 16, 21, 3, 128>(p, A, B, out, stream);
+    return mma_left_launch<8, 1, 2, 16, 21, 3>(p, A, B, out, stream);
   if (p.K <= 32)
-    return mma_left_launch<4, 2, 4, 16, 21, 4, 128>(p, A, B, out, stream);
-  return mma_left_launch<8, 2, 4, 16, 17, 2, 128>(p, A, B, out, stream);
+    return mma_left_launch<4, 2, 4, 16, 21, 4>(p, A, B, out, stream);
+  return mma_left_launch<8, 2, 4, 16, 17, 2>(p, A, B, out, stream);
 }
 
 /// Float has no tensor-core tile: choose_mma never picks one for it.

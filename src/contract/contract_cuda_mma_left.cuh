@@ -17,23 +17,13 @@ namespace tc_cuda {
 
 /// Asynchronous copy of `bytes` (8, or 0: nothing is read and a zero is
 /// written) from global memory to the shared-memory address dst
-/// (cp.async.ca, 8 bytes). PREFETCH (0, 128 or 256) asks L2 to fetch that
-/// many bytes around the word from device memory.
-template <int PREFETCH>
+/// (cp.async.ca, 8 bytes), asking L2 to fetch the word's whole 128-byte line
+/// from device memory (the neighbouring group of cells reads the rest).
 __device__ __forceinline__ void copy_async8(unsigned dst, const double *src, int bytes) {
 #if __CUDA_ARCH__ >= 800
-  if (PREFETCH == 256)
-    asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(bytes)
-                 : "memory");
-  else if (PREFETCH == 128)
-    asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(bytes)
-                 : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(bytes)
-                 : "memory");
+  asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
+               "r"(bytes)
+               : "memory");
 #else
   // Only sm_90 code runs this kernel (contract_cuda.cu: hopper_code).
   (void)dst;
@@ -60,13 +50,14 @@ __host__ __device__ constexpr int left_cell_pitch(int rows, int LD) {
 /// block reads A and B as runs of G words: thread t copies cell t % G of rows
 /// t / G, t / G + 32, ... one 8-byte cp.async per word (a warp: 4 rows x 8
 /// cells, or 8 x 4, at one k), KT words of k per ring stage at row pitch LD
-/// (left_cell_pitch), STAGES stages deep, the ring running across task boundaries as in mma_kernel. Tasks are
-/// (group, row tile, column tile), group-major, so blocks that run at once
-/// share the lines of neighbouring groups in L2; PREFETCH (see copy_async8)
-/// has L2 fetch those lines whole. Words of k past K are zero
-/// in shared memory; rows past I or J and cells past C are not copied, and
-/// only their own outputs, which are not written, see what their slots hold.
-template <int G, int FM, int FN, int KT, int LD, int STAGES, int PREFETCH>
+/// (left_cell_pitch), STAGES stages deep, the ring (copy_ring) running across
+/// task boundaries as in mma_kernel. Tasks are (group, row tile, column tile),
+/// group-major, so blocks that run at once share the lines of neighbouring
+/// groups in L2 (copy_async8 has L2 fetch those lines whole). Words of k past
+/// K are zero in shared memory; rows past I or J and cells past C are not
+/// copied, and only their own outputs, which are not written, see what their
+/// slots hold.
+template <int G, int FM, int FN, int KT, int LD, int STAGES>
 __global__ void __launch_bounds__(G * 32, 1)
     mma_left_kernel(tc_cuda_problem p, const double *__restrict__ A,
                     const double *__restrict__ B, double *__restrict__ out) {
@@ -112,11 +103,11 @@ __global__ void __launch_bounds__(G * 32, 1)
     if (k0 + KT <= p.K) {
 #pragma unroll
       for (int k = 0; k < KT; ++k, from += stride)
-        copy_async8<PREFETCH>(dst + 8 * k, from, 8);
+        copy_async8(dst + 8 * k, from, 8);
     } else {
 #pragma unroll
       for (int k = 0; k < KT; ++k, from += stride)
-        copy_async8<PREFETCH>(dst + 8 * k, k0 + k < p.K ? from : A, k0 + k < p.K ? 8 : 0);
+        copy_async8(dst + 8 * k, k0 + k < p.K ? from : A, k0 + k < p.K ? 8 : 0);
     }
   };
   const unsigned ring_address = (unsigned)__cvta_generic_to_shared(ring);
@@ -191,7 +182,7 @@ __global__ void __launch_bounds__(G * 32, 1)
   copy_async_wait<0>();
 }
 
-/// Dynamic shared memory of mma_left_kernel<G, FM, FN, KT, LD, STAGES, ...> (bytes).
+/// Dynamic shared memory of mma_left_kernel<G, FM, FN, KT, LD, STAGES> (bytes).
 template <int G, int FM, int FN, int LD, int STAGES>
 constexpr size_t mma_left_shared_bytes() {
   return sizeof(double) * STAGES * G *
@@ -200,12 +191,12 @@ constexpr size_t mma_left_shared_bytes() {
 
 /// Launches mma_left_kernel with one resident wave of blocks striding over
 /// the tasks.
-template <int G, int FM, int FN, int KT, int LD, int STAGES, int PREFETCH>
+template <int G, int FM, int FN, int KT, int LD, int STAGES>
 tc_err mma_left_launch(const tc_cuda_problem &p, const double *A, const double *B, double *out,
                        cudaStream_t stream) {
   constexpr int BM = 16 * FM, BN = 8 * FN;
   constexpr size_t shared = mma_left_shared_bytes<G, FM, FN, LD, STAGES>();
-  auto kernel = mma_left_kernel<G, FM, FN, KT, LD, STAGES, PREFETCH>;
+  auto kernel = mma_left_kernel<G, FM, FN, KT, LD, STAGES>;
   const int64_t tasks = (p.C + G - 1) / G * ((p.I + BM - 1) / BM) * ((p.J + BN - 1) / BN);
   unsigned blocks = 0;
   TC_CALL(resident_wave(kernel, G * 32, shared, tasks, "layout-left tensor-core tile", &blocks));
