@@ -234,7 +234,8 @@ tc_err run_mma_left(const tc_cuda_problem &p, const double *A, const double *B, 
   return mma_left_launch<8, 2, 4, 16, 17, 2>(p, A, B, out, stream);
 }
 
-/// Float has no tensor-core tile: choose_mma never picks one for it.
+/// Float has no tensor-core tile: choose_mma and left_mma_applies never pick
+/// one for it.
 tc_err run_mma(mma_config, const tc_cuda_problem &, const float *, const float *, float *,
                cudaStream_t) {
   TC_FAIL(TC_ERR_INTERNAL, "the tensor-core tile is double precision only");
