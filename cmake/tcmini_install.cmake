@@ -71,7 +71,13 @@ if(TCMINI_ENABLE_OPENMP)
   string(APPEND tc_pc_libs " ${OpenMP_C_FLAGS}")
 endif()
 if(TCMINI_USE_LIBXSMM)
-  string(APPEND tc_pc_libs " ${TCMINI_LIBXSMM_LIBRARY} ${TCMINI_LIBXSMM_NOBLAS_LIBRARY} -lpthread -ldl -lrt")
+  # By name, so the file holds no path of this machine where libxsmm sits in
+  # a directory the linker searches anyway (Debian's /usr/lib).
+  get_filename_component(tc_xsmm_dir "${TCMINI_LIBXSMM_LIBRARY}" DIRECTORY)
+  if(NOT tc_xsmm_dir IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+    string(APPEND tc_pc_libs " -L${tc_xsmm_dir}")
+  endif()
+  string(APPEND tc_pc_libs " -lxsmm -lxsmmnoblas -lpthread -ldl -lrt")
 endif()
 if(TCMINI_USE_CUDA)
   # nvcc-compiled objects need the C++ runtime beside cudart and cuBLAS; the

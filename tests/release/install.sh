@@ -5,7 +5,8 @@
 #     the installed quick deck;
 #   - tests/release/consumer, a separate CMake project, builds against the
 #     prefix through find_package(tcmini) (tcmini::contract) and runs;
-#   - the same program builds through pkg-config (tcmini.pc) and runs;
+#   - the same program builds through pkg-config (tcmini.pc, which names
+#     libxsmm by name, not by a path) and runs;
 #   - neither links MPI (the contraction library does not use it).
 # Usage: install.sh BUILD_DIR WORKDIR C_COMPILER MPIEXEC [MPI FLAGS...]
 # Environment: TC_CONSUMER_CFLAGS, the build's C flags, given to both consumers
@@ -69,6 +70,9 @@ if command -v pkg-config > /dev/null; then
   export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
   [ "$(pkg-config --modversion tcmini)" = "$(sed -n 's/^Version: //p' "$PKG_CONFIG_PATH/tcmini.pc")" ] ||
     fail "pkg-config --modversion tcmini"
+  # libxsmm by name (-lxsmm), not by this machine's path to its archive.
+  grep -q '/libxsmm' "$PKG_CONFIG_PATH/tcmini.pc" &&
+    fail "tcmini.pc names libxsmm by a path: $(grep '^Libs' "$PKG_CONFIG_PATH/tcmini.pc")"
   # shellcheck disable=SC2046
   if "$cc" -std=c11 -Wall -Wextra "${consumer_flag_list[@]}" -o "$workdir/consumer-pc" "$here/consumer/consumer.c" \
        $(pkg-config --cflags --libs tcmini) > "$workdir/consumer-pc.log" 2>&1; then
