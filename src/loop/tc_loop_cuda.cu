@@ -94,12 +94,10 @@ struct tc_loop_cuda {
   /// owned here); batch.cells is the batch formed last (-1: none, or it failed).
   tc_geometry_cuda_batch batch;
   double *ref_values, *ref_gradients, *weights;
-  /// Inverted-cell flags of the batches formed since the last check, one
-  /// device int each (set by the geometry where some det J <= 0), and the
-  /// cells of those batches.
-  int *inverted;
-  int64_t flag_capacity, pending;
-  int64_t *pending_begin, *pending_cells;
+  /// Inverted-cell flags, one device int per batch (set by the geometry
+  /// where some det J <= 0, cleared by the check), and their host copy.
+  int *inverted, *inverted_host;
+  int64_t num_batches;
   double *results[RESULT_COUNT];
   int64_t result_counts[RESULT_COUNT];
 };
@@ -148,12 +146,11 @@ tc_err setup(tc_loop_cuda *l, const tc_mesh_local *mesh, const double *ref_value
   TC_CALL(device_alloc(&g->node_coords, C * F * 3, "batch node coordinates"));
   TC_CALL(device_alloc(&g->inverses, C * P * 9, "batch inverse Jacobians"));
   TC_CALL(device_alloc(&g->measures, C * P, "batch measures"));
-  l->flag_capacity = (l->num_cells + C - 1) / C + 1;
-  TC_CALL(device_alloc(&l->inverted, l->flag_capacity, "inverted-cell flags"));
-  l->pending_begin = (int64_t *)calloc((size_t)l->flag_capacity, sizeof(int64_t));
-  l->pending_cells = (int64_t *)calloc((size_t)l->flag_capacity, sizeof(int64_t));
-  TC_CHECK(l->pending_begin && l->pending_cells, TC_ERR_MEMORY,
-           "out of memory allocating the GPU loop");
+  l->num_batches = std::max<int64_t>((l->num_cells + C - 1) / C, 1);
+  TC_CALL(device_alloc(&l->inverted, l->num_batches, "inverted-cell flags"));
+  TC_CUDA_CALL(cudaMemsetAsync(l->inverted, 0, (size_t)l->num_batches * sizeof(int), s));
+  l->inverted_host = (int *)calloc((size_t)l->num_batches, sizeof(int));
+  TC_CHECK(l->inverted_host, TC_ERR_MEMORY, "out of memory allocating the GPU loop");
   tc_loop_results wanted = *selected;
   for (const row_reduction &reduction : kRowReductions)
     TC_CHECK(!*host_slot(&wanted, reduction.target) || *host_slot(&wanted, reduction.matrix),
@@ -215,8 +212,7 @@ extern "C" void tc_loop_cuda_destroy(tc_loop_cuda **loop) {
   device_free(&l->batch.inverses);
   device_free(&l->batch.measures);
   device_free(&l->inverted);
-  free(l->pending_begin);
-  free(l->pending_cells);
+  free(l->inverted_host);
   for (double *&result : l->results)
     device_free(&result);
   free(l);
@@ -237,54 +233,45 @@ extern "C" tc_err tc_loop_cuda_zero(tc_loop_cuda *loop) {
 
 extern "C" tc_err tc_loop_cuda_geometry(tc_loop_cuda *loop, int64_t begin, int64_t cells) {
   tc_loop_cuda *l = loop;
-  TC_CHECK(begin >= 0 && cells >= 0 && cells <= l->batch_cells && begin + cells <= l->num_cells,
+  TC_CHECK(begin >= 0 && cells >= 0 && cells <= l->batch_cells && begin + cells <= l->num_cells &&
+               begin % l->batch_cells == 0,
            TC_ERR_ARGUMENT,
-           "GPU geometry of cells [%lld, %lld): outside the %lld local cells or more than %lld "
-           "per batch",
+           "GPU geometry of cells [%lld, %lld): not a batch of the %lld local cells in batches "
+           "of %lld",
            (long long)begin, (long long)(begin + cells), (long long)l->num_cells,
            (long long)l->batch_cells);
-  if (l->pending == l->flag_capacity)
-    TC_CALL(tc_loop_cuda_check_geometry(l));
   l->batch.cells = -1;
-  int *flag = l->inverted + l->pending;
-  TC_CUDA_CALL(cudaMemsetAsync(flag, 0, sizeof(int), l->stream));
   tc_geometry_cuda_batch batch = l->batch;
   batch.cells = cells;
   TC_CALL(tc_geometry_cuda_form(l->coords, tc_assembly_cuda_cell_nodes(l->assembly), begin,
-                                &batch, l->results[RESULT_CELL_VOLUME], flag, l->stream));
-  l->pending_begin[l->pending] = begin;
-  l->pending_cells[l->pending++] = cells;
+                                &batch, l->results[RESULT_CELL_VOLUME],
+                                l->inverted + begin / l->batch_cells, l->stream));
   l->batch.cells = cells;
   return TC_SUCCESS;
 }
 
 extern "C" tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop) {
   tc_loop_cuda *l = loop;
-  const int64_t pending = l->pending;
-  if (pending == 0)
-    return TC_SUCCESS;
-  l->pending = 0;
-  int *flags = (int *)malloc((size_t)pending * sizeof *flags);
-  TC_CHECK(flags, TC_ERR_MEMORY, "out of memory checking the GPU geometry");
-  cudaError_t rc = cudaMemcpyAsync(flags, l->inverted, (size_t)pending * sizeof *flags,
-                                   cudaMemcpyDeviceToHost, l->stream);
+  const size_t bytes = (size_t)l->num_batches * sizeof(int);
+  cudaError_t rc = cudaMemcpyAsync(l->inverted_host, l->inverted, bytes, cudaMemcpyDeviceToHost,
+                                   l->stream);
   if (rc == cudaSuccess)
     rc = cudaStreamSynchronize(l->stream);
-  int64_t first = -1;
-  for (int64_t i = 0; rc == cudaSuccess && i < pending && first < 0; ++i)
-    if (flags[i])
-      first = i;
-  free(flags);
   TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "reading the GPU geometry's flags failed: %s",
            cudaGetErrorString(rc));
+  int64_t first = -1;
+  for (int64_t b = 0; b < l->num_batches && first < 0; ++b)
+    if (l->inverted_host[b])
+      first = b;
   if (first < 0)
     return TC_SUCCESS;
+  TC_CUDA_CALL(cudaMemsetAsync(l->inverted, 0, bytes, l->stream));
   l->batch.cells = -1;
+  const int64_t begin = first * l->batch_cells;
   TC_FAIL(TC_ERR_INPUT,
           "an inverted or degenerate cell in cells %lld..%lld of this rank: lower "
           "mesh.distortion",
-          (long long)l->pending_begin[first],
-          (long long)(l->pending_begin[first] + l->pending_cells[first] - 1));
+          (long long)begin, (long long)(std::min(begin + l->batch_cells, l->num_cells) - 1));
 }
 
 extern "C" tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_input input,

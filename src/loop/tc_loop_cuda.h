@@ -71,7 +71,8 @@ void tc_loop_cuda_destroy(tc_loop_cuda **loop);
 /// Asynchronous.
 tc_err tc_loop_cuda_zero(tc_loop_cuda *loop);
 
-/// Geometry of cells [begin, begin + cells) (cells <= batch_cells): gathers
+/// Geometry of cells [begin, begin + cells) (a batch: begin a multiple of
+/// batch_cells, cells <= batch_cells): gathers
 /// their node coordinates, forms Jacobians, determinants, inverses and the
 /// weighted measures w_q det J into the device scratch, and the cell volumes
 /// (sum of the measures, ascending q) into the cell_volume twin.
@@ -82,7 +83,9 @@ tc_err tc_loop_cuda_geometry(tc_loop_cuda *loop, int64_t begin, int64_t cells);
 /// Waits for the geometry of every batch formed since the last check:
 /// TC_ERR_INPUT "an inverted or degenerate cell in cells A..B of this rank:
 /// lower mesh.distortion" naming the first batch that has one (and inputs
-/// are then refused until the next geometry).
+/// are then refused until the next geometry). Each batch has its own flag on
+/// the device, set by its geometry and cleared here, so that the geometry
+/// leaves nothing on the host to redo when its launches are replayed.
 tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop);
 
 /// Writes one contraction input of the batch whose geometry was formed last
