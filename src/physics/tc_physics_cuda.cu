@@ -194,8 +194,32 @@ __global__ void input_left_kernel(geometry_view g, tc_physics_fields f, int64_t 
 /// (strains of 91,125 words a cell) 0.063 s in 8-cell tiles against 0.082
 /// in 32-cell ones; 64^3 Q1 cells (5,832) 0.092 s in 32-cell tiles against
 /// 0.098 in 8-cell ones. Measured at those two elements only.
+/// Small worksets take 8-cell tiles too where 32-cell ones would give the
+/// GPU fewer than kRightWaves blocks an SM: 1,024 Q1 cells make 32 tiles
+/// of 32 cells an input (times its runs), a third of an H100's SMs.
 constexpr int kRightTileWords = 4608;
 constexpr int64_t kRightLongCell = 8192;
+constexpr int64_t kRightWaves = 2;
+
+/// The GPU's multiprocessors (a rank drives one GPU: asked once).
+tc_err multiprocessors(int64_t *count) {
+  static int known = 0;
+  if (known == 0) {
+    int device = 0, sms = 0;
+    TC_CUDA_CALL(cudaGetDevice(&device));
+    TC_CUDA_CALL(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    known = sms;
+  }
+  *count = known;
+  return TC_SUCCESS;
+}
+
+/// Tiles of `cells_per_tile` cells input_right_kernel takes for an input of
+/// shape s.
+int64_t right_tiles(int64_t cells, int cells_per_tile, int words, input_shape s) {
+  const int64_t entries = kRightTileWords / cells_per_tile / words;
+  return (cells + cells_per_tile - 1) / cells_per_tile * ((s.m1 * s.m2 + entries - 1) / entries);
+}
 
 /// Layout right: a block computes a tile of Cells cells by kRightTileWords /
 /// (Cells d1 d2) entries with the cell index fastest across the threads (so
@@ -243,8 +267,7 @@ __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
 template <typename Real, int Input, int Cells>
 tc_err launch_input_right(const geometry_view &g, const tc_physics_fields &f, int64_t cells,
                           input_shape s, void *output, cudaStream_t stream) {
-  constexpr int entries = kRightTileWords / Cells / (tensor_d1(Input) * tensor_d2(Input));
-  const int64_t tiles = (cells + Cells - 1) / Cells * ((s.m1 * s.m2 + entries - 1) / entries);
+  const int64_t tiles = right_tiles(cells, Cells, tensor_d1(Input) * tensor_d2(Input), s);
   auto kernel = input_right_kernel<Real, Input, Cells>;
   TC_LAUNCH(kernel, tiles * tc_cuda_grid::kThreads, stream, g, f, cells, s, (Real *)output);
   return TC_SUCCESS;
@@ -266,7 +289,10 @@ tc_err launch_input(int input, const geometry_view &g, const tc_physics_fields &
       return TC_SUCCESS;
     }
     const input_shape strains = shape_of(TC_INPUT_STRAINS, g.num_fields, g.num_points);
-    if (strains.m1 * strains.m2 * 9 > kRightLongCell)
+    int64_t sms = 0;
+    TC_CALL(multiprocessors(&sms));
+    const int64_t wide = right_tiles(cells, 32, tensor_d1(Input) * tensor_d2(Input), s);
+    if (strains.m1 * strains.m2 * 9 > kRightLongCell || wide < kRightWaves * sms)
       return launch_input_right<Real, Input, 8>(g, f, cells, s, output, stream);
     return launch_input_right<Real, Input, 32>(g, f, cells, s, output, stream);
   } else {
