@@ -311,6 +311,8 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     loop_seconds += tc_wall_seconds() - start;
   }
   tc_progress_finish(&progress);
+  if (loop)
+    tc_report_set_replay(report, tc_loop_replay_note(loop));
   if (err == TC_SUCCESS) {
     err = tc_timer_start(timers, TC_PHASE_WAIT);
     if (err == TC_SUCCESS)

@@ -128,3 +128,43 @@ tc_err tc_device_timer_between(tc_device_timer *from, tc_device_timer *to, doubl
 tc_err tc_device_timer_seconds(tc_device_timer *timer, double *seconds) {
   return timer->device->ops->timer_seconds(timer, seconds);
 }
+
+bool tc_device_can_record(const tc_device *device) { return device->ops->record_begin != NULL; }
+
+tc_err tc_device_record_begin(tc_device *device) {
+  TC_CHECK(tc_device_can_record(device), TC_ERR_UNSUPPORTED,
+           "the %s device cannot record its queue", tc_backend_name(device->backend));
+  return device->ops->record_begin(device);
+}
+
+tc_err tc_device_record_end(tc_device *device, tc_device_recording **recording) {
+  *recording = NULL;
+  TC_CHECK(tc_device_can_record(device), TC_ERR_UNSUPPORTED,
+           "the %s device cannot record its queue", tc_backend_name(device->backend));
+  void *replayable = NULL;
+  TC_CALL(device->ops->record_end(device, &replayable));
+  tc_device_recording *made = calloc(1, sizeof *made);
+  if (!made) {
+    device->ops->replayable_release(replayable);
+    TC_FAIL(TC_ERR_MEMORY, "out of memory keeping a recording of the device's queue");
+  }
+  made->device = device;
+  made->replayable = replayable;
+  *recording = made;
+  return TC_SUCCESS;
+}
+
+tc_err tc_device_replay(tc_device *device, const tc_device_recording *recording) {
+  TC_CHECK(recording && recording->device == device, TC_ERR_ARGUMENT,
+           "tc_device_replay: a recording of another device, or none");
+  return device->ops->replay(device, recording->replayable);
+}
+
+void tc_device_recording_destroy(tc_device_recording **recording) {
+  tc_device_recording *r = *recording;
+  if (!r)
+    return;
+  r->device->ops->replayable_release(r->replayable);
+  free(r);
+  *recording = NULL;
+}

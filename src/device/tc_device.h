@@ -92,4 +92,23 @@ tc_err tc_device_timer_seconds(tc_device_timer *timer, double *seconds);
 /// consecutive intervals of the device's queue without waiting in between.
 tc_err tc_device_timer_between(tc_device_timer *from, tc_device_timer *to, double *seconds);
 
+/// A recording of the work queued on a device's queue between
+/// tc_device_record_begin and tc_device_record_end, replayed later as one
+/// launch with the same arguments (a CUDA graph: the kernels, copies, sets
+/// and timer starts queued in between, none of them run while recorded).
+/// Only GPUs record (tc_device_can_record).
+typedef struct tc_device_recording tc_device_recording;
+bool tc_device_can_record(const tc_device *device);
+/// Starts recording the device's queue: what is queued from here on is
+/// recorded, not run, until tc_device_record_end.
+tc_err tc_device_record_begin(tc_device *device);
+/// Ends the recording and prepares it for replay. Always ends it; an
+/// error names what could not be recorded (a call that waits for the
+/// device, say), and then *recording stays NULL.
+tc_err tc_device_record_end(tc_device *device, tc_device_recording **recording);
+/// Queues the recorded work once more on the device's queue. Asynchronous.
+tc_err tc_device_replay(tc_device *device, const tc_device_recording *recording);
+/// Releases a recording and sets *recording to NULL. NULL is fine.
+void tc_device_recording_destroy(tc_device_recording **recording);
+
 #endif

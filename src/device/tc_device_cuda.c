@@ -129,16 +129,26 @@ static void cuda_timer_close(tc_device_timer *timer) {
   (void)cudaEventDestroy((cudaEvent_t)timer->stop_event);
 }
 
-static tc_err cuda_timer_start(tc_device_timer *timer) {
-  TC_CUDA_CALL(cudaEventRecord((cudaEvent_t)timer->start_event,
-                               (cudaStream_t)timer->device->stream));
+/* An event recorded on the device's stream; while the stream is being
+ * recorded (tc_device_record_begin), a node of the graph that records the
+ * event each time the graph runs (without the flag, an event recorded in
+ * capture only marks a point of the capture and is never timed). */
+static tc_err record_event(cudaEvent_t event, cudaStream_t stream) {
+  enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  TC_CUDA_CALL(cudaStreamIsCapturing(stream, &capture));
+  TC_CUDA_CALL(cudaEventRecordWithFlags(event, stream,
+                                        capture == cudaStreamCaptureStatusActive
+                                            ? cudaEventRecordExternal
+                                            : cudaEventRecordDefault));
   return TC_SUCCESS;
 }
 
+static tc_err cuda_timer_start(tc_device_timer *timer) {
+  return record_event((cudaEvent_t)timer->start_event, (cudaStream_t)timer->device->stream);
+}
+
 static tc_err cuda_timer_stop(tc_device_timer *timer) {
-  TC_CUDA_CALL(cudaEventRecord((cudaEvent_t)timer->stop_event,
-                               (cudaStream_t)timer->device->stream));
-  return TC_SUCCESS;
+  return record_event((cudaEvent_t)timer->stop_event, (cudaStream_t)timer->device->stream);
 }
 
 static tc_err cuda_timer_seconds(tc_device_timer *timer, double *seconds) {
@@ -159,6 +169,40 @@ static tc_err cuda_timer_between(tc_device_timer *from, tc_device_timer *to, dou
   return TC_SUCCESS;
 }
 
+/* Relaxed capture: the loop's first batch may still make a library handle
+ * or raise a kernel's shared-memory limit, which are not queue work. */
+static tc_err cuda_record_begin(tc_device *device) {
+  TC_CUDA_CALL(cudaStreamBeginCapture((cudaStream_t)device->stream,
+                                      cudaStreamCaptureModeRelaxed));
+  return TC_SUCCESS;
+}
+
+static tc_err cuda_record_end(tc_device *device, void **replayable) {
+  cudaGraph_t graph = NULL;
+  cudaError_t rc = cudaStreamEndCapture((cudaStream_t)device->stream, &graph);
+  (void)cudaGetLastError(); /* a failed capture leaves no sticky error */
+  TC_CHECK(rc == cudaSuccess && graph, TC_ERR_CUDA,
+           "the GPU could not record the step's launches as a CUDA graph: %s",
+           cudaGetErrorString(rc));
+  cudaGraphExec_t exec = NULL;
+  rc = cudaGraphInstantiate(&exec, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "preparing the recorded CUDA graph failed: %s",
+           cudaGetErrorString(rc));
+  *replayable = exec;
+  return TC_SUCCESS;
+}
+
+static tc_err cuda_replay(tc_device *device, void *replayable) {
+  TC_CUDA_CALL(cudaGraphLaunch((cudaGraphExec_t)replayable, (cudaStream_t)device->stream));
+  return TC_SUCCESS;
+}
+
+static void cuda_replayable_release(void *replayable) {
+  if (replayable)
+    (void)cudaGraphExecDestroy((cudaGraphExec_t)replayable);
+}
+
 const tc_device_ops tc_device_ops_cuda = {
     .open = cuda_open,
     .close = cuda_close,
@@ -174,4 +218,8 @@ const tc_device_ops tc_device_ops_cuda = {
     .timer_stop = cuda_timer_stop,
     .timer_seconds = cuda_timer_seconds,
     .timer_between = cuda_timer_between,
+    .record_begin = cuda_record_begin,
+    .record_end = cuda_record_end,
+    .replay = cuda_replay,
+    .replayable_release = cuda_replayable_release,
 };

@@ -25,6 +25,13 @@ typedef struct {
   tc_err (*timer_stop)(tc_device_timer *timer);
   tc_err (*timer_seconds)(tc_device_timer *timer, double *seconds);
   tc_err (*timer_between)(tc_device_timer *from, tc_device_timer *to, double *seconds);
+  /// Recording of the queue (tc_device_record_begin); NULL where the
+  /// device cannot record. record_end sets *replayable (a cudaGraphExec_t)
+  /// or fails.
+  tc_err (*record_begin)(tc_device *device);
+  tc_err (*record_end)(tc_device *device, void **replayable);
+  tc_err (*replay)(tc_device *device, void *replayable);
+  void (*replayable_release)(void *replayable);
 } tc_device_ops;
 
 struct tc_device {
@@ -36,6 +43,11 @@ struct tc_device {
   void *stream;       ///< cudaStream_t on CUDA, NULL on CPUs
   char description[256];
   char model[256];    ///< the GPU's or the CPU's model name (tc_device_model)
+};
+
+struct tc_device_recording {
+  tc_device *device;
+  void *replayable; ///< cudaGraphExec_t
 };
 
 struct tc_device_timer {

@@ -226,6 +226,12 @@ static const option options[] = {
      "AUTO times the rule's variant against the vendor library's on the first batch and keeps "
      "the faster; the choice can differ between runs, and so can results in the last bits",
      ANY, NULL, FIELD(probe)},
+    {"run", "graph", TYPE_BOOL, "false",
+     "on GPUs, the first step records its batches' launches as one CUDA graph (timed as the "
+     "record phase) and every step replays it, without the host's cost of tens of launches a "
+     "batch; false = each batch launched from the host (as fast wherever the GPU, not the "
+     "host, sets a batch's pace: docs/measurements/mini-app-gpu.md)",
+     ANY, NULL, FIELD(graph)},
     {"verify", "checks", TYPE_ENUM, "auto",
      "correctness checks (a failed check fails the run); auto = on for boxes of at most "
      "2000000 cells",

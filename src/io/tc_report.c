@@ -62,6 +62,7 @@ struct tc_report {
   bool have_run;
   bool have_workset, workset_chosen;
   char workset_rule[256]; ///< how the loop sized its workset
+  char replay[256];       ///< how the steps ran their batches ("": not known)
   int64_t workset_cells, workset_batches;
   tc_config config;
   char *deck;       ///< the effective deck text
@@ -146,6 +147,10 @@ tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads
   report->threads = threads;
   report->have_run = true;
   return TC_SUCCESS;
+}
+
+void tc_report_set_replay(tc_report *report, const char *note) {
+  snprintf(report->replay, sizeof report->replay, "%s", note ? note : "");
 }
 
 tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t batches,
@@ -484,6 +489,8 @@ static void write_yaml(const tc_report *report, const double memory_mib[2], FILE
       yaml_string(out, report->workset_rule);
       fputs("}\n", out);
     }
+    if (report->replay[0])
+      yaml_key_string(out, "  ", "batches_run", report->replay);
     fprintf(out, "  checks: %s\n", tc_config_checks_enabled(config) ? "true" : "false");
     fprintf(out, "  tolerance: ");
     yaml_double(out, tc_config_tolerance(config));
@@ -721,6 +728,8 @@ void tc_report_print(const tc_report *report, FILE *stream) {
               report->workset_chosen && report->workset_rule[0] ? ": " : "",
               report->workset_chosen ? report->workset_rule : "",
               (long long)report->workset_batches);
+    if (report->replay[0])
+      fprintf(stream, "batches (rank 0): %s\n", report->replay);
     bool any_variant = false;
     for (int k = 0; k < TC_KERNEL_COUNT; k++)
       if (config->kernels[k] && report->variant_known[k]) {

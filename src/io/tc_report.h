@@ -38,6 +38,10 @@ tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads
 tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t batches,
                              bool chosen, const char *rule);
 
+/// Records how rank 0's steps ran their batches (tc_loop_replay_note: from
+/// the host, or replayed as a CUDA graph). Not collective.
+void tc_report_set_replay(tc_report *report, const char *note);
+
 /// Records the CPU cores each rank may run on (tc_device_host_cores), kept
 /// as their min and max over ranks. When the threads per rank recorded by
 /// tc_report_set_run exceed the fewest cores of any rank, the threads share

@@ -26,6 +26,8 @@
 ///   upload:      the step backend's own state: on a GPU the mesh, basis and
 ///                CSR structures allocated and copied to the device
 ///   first_touch: host memory touched page by page by the threads that use it
+///   record:      on GPUs, the first step's batches recorded as a CUDA graph
+///                and prepared for replay (host time; the GPU waits)
 ///   geometry ... exchange: the assembly steps
 ///   wait:        a rank waiting for the others where the ranks agree on the
 ///                outcome of a step (load imbalance)
@@ -41,6 +43,7 @@
   PHASE(SETUP, "setup")                                                        \
   PHASE(UPLOAD, "upload")                                                      \
   PHASE(FIRST_TOUCH, "first_touch")                                            \
+  PHASE(RECORD, "record")                                                      \
   PHASE(GEOMETRY, "geometry")                                                  \
   PHASE(BASIS, "basis")                                                        \
   KERNEL(FIELD_FIELD_SCALAR)                                                   \

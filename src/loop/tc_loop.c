@@ -180,6 +180,10 @@ static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
   if (loop->batch_cells < 1)
     loop->batch_cells = 1;
   loop->num_batches = cells > 0 ? (cells + loop->batch_cells - 1) / loop->batch_cells : 0;
+  snprintf(loop->replay_note, sizeof loop->replay_note, "%s",
+           !tc_device_can_record(loop->device) ? "each batch run from the host"
+           : config->graph ? "each batch launched from the host (not yet recorded)"
+                           : "each batch launched from the host (run.graph = false)");
   TC_CALL(tc_assembly_create(loop->mesh, &loop->assembly));
   TC_CALL(allocate_results(loop));
   TC_CALL(allocate_batch(loop));
@@ -223,6 +227,7 @@ void tc_loop_destroy(tc_loop **loop) {
   tc_loop *l = *loop;
   if (!l)
     return;
+  tc_device_recording_destroy(&l->recording);
   if (l->backend)
     l->backend->destroy(l);
   tc_loop_clock_destroy(&l->clock);
@@ -291,15 +296,10 @@ static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
     TC_CALL(tc_timer_stop((timers), (phase)));                                                \
   } while (0)
 
-/* The batches of one step, then the row sums and diagonals of the matrices:
- * rank-local, not collective. Each phase starts at a mark of the loop's
- * clock on the device's queue, and nothing waits for the device until the
- * clock collects the phase times at the end. */
-static tc_err step_batches(tc_loop *loop, tc_timers *timers) {
+/* The batches of a step, each phase queued on the device at a mark of the
+ * loop's clock. */
+static tc_err queue_batches(tc_loop *loop) {
   const tc_loop_backend *backend = loop->backend;
-  TC_CALL(tc_fault_check("step")); /* test-only: TCMINI_FAULT=step */
-  TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_ASSEMBLE));
-  TC_CALL(backend->begin_step(loop));
   for (int64_t b = 0; b < loop->num_batches; ++b) {
     const int64_t begin = b * loop->batch_cells;
     const int64_t cells = begin + loop->batch_cells <= loop->local->num_cells
@@ -313,6 +313,85 @@ static tc_err step_batches(tc_loop *loop, tc_timers *timers) {
     TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_ASSEMBLE));
     TC_CALL(backend->assemble(loop, begin, cells));
   }
+  return TC_SUCCESS;
+}
+
+/* A step's batches may be recorded where the device records, run.graph
+ * asks for it, no kernel still probes (a probe waits for the device to time
+ * its candidates) and recording has not failed twice (the first batch of a
+ * run may make a library's handle, which no recording holds). */
+static bool may_record(const tc_loop *loop) {
+  if (!loop->config->graph || !tc_device_can_record(loop->device) || loop->record_failures >= 2)
+    return false;
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+    if (loop->config->kernels[k] && !loop->fused[k] && loop->config->probe && !loop->probed[k] &&
+        loop->choices[k] == TC_CHOICE_RULE && loop->variants[k] != TC_VARIANT_VENDOR)
+      return false;
+  return true;
+}
+
+/* Records the step's batches (nothing runs while they are recorded), then
+ * replays the recording. Where the recording fails, the marks and flops it
+ * made are taken back and the batches are queued as usual; the reason goes
+ * to the report. */
+static tc_err record_batches(tc_loop *loop) {
+  double flops[TC_KERNEL_COUNT];
+  memcpy(flops, loop->kernel_flops, sizeof flops);
+  TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_RECORD));
+  const int from = tc_loop_clock_count(loop->clock);
+  tc_err err = tc_device_record_begin(loop->device);
+  if (err == TC_SUCCESS) {
+    const tc_err queued = queue_batches(loop);
+    tc_device_recording *recording = NULL;
+    const tc_err ended = tc_device_record_end(loop->device, &recording);
+    err = queued != TC_SUCCESS ? queued : ended;
+    if (err == TC_SUCCESS) {
+      loop->recording = recording;
+      loop->recorded_marks[0] = from;
+      loop->recorded_marks[1] = tc_loop_clock_count(loop->clock);
+      for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+        loop->recorded_flops[k] = loop->kernel_flops[k] - flops[k];
+      snprintf(loop->replay_note, sizeof loop->replay_note,
+               "one CUDA graph of the %lld batches, recorded once (the record phase) and "
+               "replayed each step",
+               (long long)loop->num_batches);
+      return tc_device_replay(loop->device, recording);
+    }
+    tc_device_recording_destroy(&recording);
+  }
+  snprintf(loop->replay_note, sizeof loop->replay_note,
+           "each batch launched from the host (recording a CUDA graph failed: %s)",
+           tc_error_message());
+  tc_error_clear();
+  ++loop->record_failures;
+  memcpy(loop->kernel_flops, flops, sizeof flops);
+  TC_CALL(tc_loop_clock_rewind(loop->clock, from));
+  return queue_batches(loop);
+}
+
+/* The batches of a step: the recording replayed, recorded now, or queued. */
+static tc_err run_batches(tc_loop *loop) {
+  if (!loop->recording)
+    return may_record(loop) ? record_batches(loop) : queue_batches(loop);
+  /* Where the recording step marked its record phase, the launch of the
+   * replay, counted with the step's zeroing; then the recording's marks. */
+  TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_ASSEMBLE));
+  TC_CALL(tc_loop_clock_replayed(loop->clock, loop->recorded_marks[0], loop->recorded_marks[1]));
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+    loop->kernel_flops[k] += loop->recorded_flops[k];
+  return tc_device_replay(loop->device, loop->recording);
+}
+
+/* The batches of one step, then the row sums and diagonals of the matrices:
+ * rank-local, not collective. Each phase starts at a mark of the loop's
+ * clock on the device's queue, and nothing waits for the device until the
+ * clock collects the phase times at the end. */
+static tc_err step_batches(tc_loop *loop, tc_timers *timers) {
+  const tc_loop_backend *backend = loop->backend;
+  TC_CALL(tc_fault_check("step")); /* test-only: TCMINI_FAULT=step */
+  TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_ASSEMBLE));
+  TC_CALL(backend->begin_step(loop));
+  TC_CALL(run_batches(loop));
   TC_CALL(backend->reduce_rows(loop));
   TC_CALL(tc_loop_clock_collect(loop->clock, timers));
   return backend->check_geometry(loop);
@@ -342,6 +421,7 @@ const tc_assembly *tc_loop_assembly(const tc_loop *loop) { return loop->assembly
 int64_t tc_loop_batch_cells(const tc_loop *loop) { return loop->batch_cells; }
 int64_t tc_loop_num_batches(const tc_loop *loop) { return loop->num_batches; }
 const char *tc_loop_batch_rule(const tc_loop *loop) { return loop->batch_rule; }
+const char *tc_loop_replay_note(const tc_loop *loop) { return loop->replay_note; }
 int64_t tc_loop_num_points(const tc_loop *loop) { return loop->num_points; }
 int64_t tc_loop_num_fields(const tc_loop *loop) { return loop->num_fields; }
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel) { return loop->variants[kernel]; }

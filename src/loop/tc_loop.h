@@ -78,6 +78,9 @@ int64_t tc_loop_num_batches(const tc_loop *loop);
 /// How the cells per batch were chosen: "run.batch_cells", or the
 /// backend's rule (e.g. the CPU's cache per core), for the report.
 const char *tc_loop_batch_rule(const tc_loop *loop);
+/// How a step runs its batches: from the host, or (GPUs, run.graph) as one
+/// CUDA graph recorded once; where recording failed, why. For the report.
+const char *tc_loop_replay_note(const tc_loop *loop);
 /// Quadrature points per cell and scalar fields per cell.
 int64_t tc_loop_num_points(const tc_loop *loop);
 int64_t tc_loop_num_fields(const tc_loop *loop);

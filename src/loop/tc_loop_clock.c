@@ -54,6 +54,26 @@ tc_err tc_loop_clock_mark(tc_loop_clock *clock, tc_phase phase) {
   return TC_SUCCESS;
 }
 
+int tc_loop_clock_count(const tc_loop_clock *clock) { return clock->count; }
+
+tc_err tc_loop_clock_rewind(tc_loop_clock *clock, int count) {
+  TC_CHECK(count >= 0 && count <= clock->count, TC_ERR_INTERNAL,
+           "phase clock rewound to mark %d of %d", count, clock->count);
+  clock->count = count;
+  return TC_SUCCESS;
+}
+
+/* The timers and phases of a recording's marks stay in place: a collect
+ * only sets the count back, and the marks of every step before the
+ * recording's are made in the same order. */
+tc_err tc_loop_clock_replayed(tc_loop_clock *clock, int from, int to) {
+  TC_CHECK(clock->count == from && from <= to && to <= clock->capacity, TC_ERR_INTERNAL,
+           "phase clock at mark %d replays marks %d..%d of %d", clock->count, from, to,
+           clock->capacity);
+  clock->count = to;
+  return TC_SUCCESS;
+}
+
 tc_err tc_loop_clock_collect(tc_loop_clock *clock, tc_timers *timers) {
   if (clock->count == 0)
     return TC_SUCCESS;

@@ -5,7 +5,9 @@
  * interval, from one mark to the next, to its phase's timer. On a GPU the
  * phases are then the GPU's own time, and the host queues batch after batch
  * while the GPU works; on CPUs, where the work is done when the call returns,
- * the marks are plain wall-clock readings. Private to src/loop. */
+ * the marks are plain wall-clock readings. Marks queued into a recording of
+ * the device's queue (a CUDA graph) start their timers each time it is
+ * replayed (tc_loop_clock_replayed). Private to src/loop. */
 #ifndef TC_LOOP_CLOCK_H
 #define TC_LOOP_CLOCK_H
 
@@ -20,6 +22,19 @@ void tc_loop_clock_destroy(tc_loop_clock **clock);
 /// Phase `phase` starts here on the device's queue; the phase marked before
 /// ends here. Asynchronous.
 tc_err tc_loop_clock_mark(tc_loop_clock *clock, tc_phase phase);
+
+/// Marks made since the last collect.
+int tc_loop_clock_count(const tc_loop_clock *clock);
+
+/// Forgets the marks made after the first `count` (marks queued into a
+/// recording of the device's queue that was then discarded).
+tc_err tc_loop_clock_rewind(tc_loop_clock *clock, int count);
+
+/// The marks from..to-1, made once while the device's queue was being
+/// recorded (tc_device_record_begin), are made again by a replay of that
+/// recording: the same timers, started in the same order, for the same
+/// phases. The clock must stand at `from` marks.
+tc_err tc_loop_clock_replayed(tc_loop_clock *clock, int from, int to);
 
 /// Ends the last phase marked, waits for the device to reach that point and
 /// adds every interval since the last collect to timers. The marks are then

@@ -35,6 +35,13 @@ struct tc_loop {
   bool probed[TC_KERNEL_COUNT]; ///< AUTO by the rules has run once (tc_contract's probe)
   bool any_fused;
   double kernel_flops[TC_KERNEL_COUNT];
+  /// The step's batches recorded on the device (run.graph) and replayed by
+  /// every step since; the clock's marks it made and the flops it counts.
+  struct tc_device_recording *recording;
+  int recorded_marks[2];
+  double recorded_flops[TC_KERNEL_COUNT];
+  int record_failures;
+  char replay_note[256]; ///< how a step runs its batches (tc_loop_replay_note)
   /// Reference basis (F,P), (F,P,3) and quadrature weights (P), host, double.
   double *ref_values, *ref_gradients, *weights;
   /// The contraction inputs and outputs of a batch, in the device's memory.
