@@ -217,9 +217,12 @@ struct mma_plan {
   int pitch;           ///< doubles a row of A or B takes: 16 components + 2
 };
 
+/// The rows of A and B, the cell's geometry, then per chunk of 16 points
+/// the basis gradients and grad w, and w at the cell's nodes (doubles).
 size_t mma_shared_bytes(const mma_plan &plan, int64_t P, int F) {
   return (size_t)(plan.m_tiles * 16 + plan.n_tiles * 8) * plan.pitch * sizeof(double) +
-         (size_t)(P * 10 + F * 3) * sizeof(double);
+         (size_t)(P * 10 + F * 3) * sizeof(double) +
+         (size_t)(F * 16 * 3 + 16 * 9 + F * 3) * sizeof(double);
 }
 
 /// Components c0 .. c0 + count - 1 of a point's rows, A = dV sigma(eps) and
@@ -241,7 +244,10 @@ __device__ void write_chunk(const tc_physics_fields &f, const double eps[9], dou
 /// `components` components a chunk, row r holding component c0 + s of
 /// point q0 + p at k = 16 s + p (rows and points past the element's are
 /// zero), and each warp's tiles (tile w, w + warps, ...) adding the chunk's
-/// 16 x 8 x 16 products.
+/// 16 x 8 x 16 products. The basis gradients and grad w of the 16 points
+/// are formed once for all their component chunks, grad w by 144 threads
+/// (point, i, j) each summing over the nodes in order (one thread a point
+/// summing all nine entries kept the other warps waiting at the barrier).
 template <int T>
 __global__ void __launch_bounds__(kMmaWarps * 32, T <= 2 ? 2 : 1)
     fused_mma_kernel(tc_geometry_cuda_batch g, tc_physics_fields f, mma_plan plan, bool left,
@@ -255,6 +261,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32, T <= 2 ? 2 : 1)
   double *B = A + a_rows * pitch;
   double *inverses = B + b_rows * pitch, *measures = inverses + P * 9,
          *coords = measures + P;
+  double *grads = coords + F * 3; ///< [a][p][3]: basis gradients at the chunk's points
+  double *grad_w = grads + F * 16 * 3; ///< [p][9]: grad w at the chunk's points
+  double *w = grad_w + 16 * 9;         ///< [b][3]: w at the cell's nodes
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int group = lane / 4, member = lane % 4;
   const int tiles = plan.m_tiles * plan.n_tiles;
@@ -279,18 +288,37 @@ __global__ void __launch_bounds__(kMmaWarps * 32, T <= 2 ? 2 : 1)
 #pragma unroll
       for (int v = 0; v < 4; ++v)
         acc[t][v] = 0.0;
-    for (int64_t q0 = 0; q0 < P; q0 += 16)
+    for (int64_t q0 = 0; q0 < P; q0 += 16) {
+      __syncthreads(); /* the geometry is parked; the last chunk's gradients are used */
+      for (int item = threadIdx.x; item < F * 16; item += blockDim.x) {
+        const int p = item % 16, a = item / 16;
+        double grad[3] = {0.0, 0.0, 0.0};
+        if (q0 + p < P)
+          basis_gradient(inverses + (q0 + p) * 9, g.ref_gradients + (a * P + q0 + p) * 3, grad);
+        for (int i = 0; i < 3; ++i)
+          grads[item * 3 + i] = grad[i];
+      }
+      if (q0 == 0)
+        for (int b = threadIdx.x; b < F; b += blockDim.x)
+          tc_physics_field_w(&f, coords + b * 3, w + b * 3);
+      __syncthreads();
+      /* grad w = sum over the nodes b of w(b) grad phi_b^T, entry (i, j) */
+      for (int item = threadIdx.x; item < 16 * 9; item += blockDim.x) {
+        const int p = item % 16, ij = item / 16, i = ij / 3, j = ij % 3;
+        double h = 0.0;
+        for (int b = 0; b < F && q0 + p < P; ++b)
+          h += w[b * 3 + i] * grads[(b * 16 + p) * 3 + j];
+        grad_w[p * 9 + ij] = h;
+      }
       for (int c0 = 0; c0 < 9; c0 += plan.components) {
-        __syncthreads(); /* the geometry is parked; the last chunk's rows are used */
+        __syncthreads(); /* grad w is formed; the last chunk's rows are used */
         /* item (a, point): rows 3a..3a+2 (a < F) or the row of w_h (a = F) */
         for (int item = threadIdx.x; item < (F + 1) * 16; item += blockDim.x) {
           const int p = item % 16, a = item / 16;
           const int64_t q = q0 + p;
           const double dV = q < P ? measures[q] : 0.0;
           if (a < F) {
-            double grad[3] = {0.0, 0.0, 0.0};
-            if (q < P)
-              basis_gradient(inverses + q * 9, g.ref_gradients + (a * P + q) * 3, grad);
+            const double grad[3] = {grads[item * 3], grads[item * 3 + 1], grads[item * 3 + 2]};
 #pragma unroll
             for (int i = 0; i < 3; ++i) {
               double eps[9];
@@ -299,16 +327,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32, T <= 2 ? 2 : 1)
                           B + (3 * a + i) * pitch + p);
             }
           } else {
-            double H[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, eps[9];
-            for (int b = 0; b < F && q < P; ++b) {
-              double w[3], grad[3];
-              tc_physics_field_w(&f, coords + b * 3, w);
-              basis_gradient(inverses + q * 9, g.ref_gradients + (b * P + q) * 3, grad);
-              for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j)
-                  H[3 * i + j] += w[i] * grad[j];
-            }
-            tc_physics_symmetric_part(H, eps);
+            double eps[9];
+            tc_physics_symmetric_part(grad_w + p * 9, eps);
             write_chunk(f, eps, dV, c0, plan.components, A + 3 * F * pitch + p,
                         B + 3 * F * pitch + p);
           }
@@ -336,6 +356,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32, T <= 2 ? 2 : 1)
           }
         }
       }
+    }
 #pragma unroll
     for (int t = 0; t < T; ++t) {
       const int tile = warp + kMmaWarps * t;
