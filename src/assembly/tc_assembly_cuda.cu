@@ -2,11 +2,11 @@
  * tc_assembly_cuda.h), a port of tc_assembly.c's gather: each assembled
  * entry is owned by one thread at a time and takes its cells' contributions
  * in ascending cell order, so the sums are bitwise the host's.
- * Matrices in layout right are gathered a warp per node: for each of the
- * node's cells the warp reads the node's rows of the element matrix, one
- * contiguous run, and adds each value at its CSR position (from the link
- * positions, no search), with a warp barrier between cells so that an entry
- * takes its cells in order. Layout left reads an element matrix's row with
+ * Matrices in layout right are gathered by a group of lanes per node, the
+ * node's rows held in shared memory: for each of the node's cells the group
+ * reads the node's rows of the element matrix, one contiguous run, and adds
+ * each value at its CSR position (from the link positions, no search), with
+ * a barrier between cells so that an entry takes its cells in order. Layout left reads an element matrix's row with
  * stride C, so there one thread per CSR row walks its cells instead. */
 #include <cuda_runtime.h>
 
@@ -54,51 +54,67 @@ template <typename Real> struct block_view {
   }
 };
 
-/// A warp per node of [first_node, end_node): adds entry (slot*Comp+i,
-/// b*Comp+j) of each of the node's cells in [begin, begin + cells),
-/// ascending, at (node*Comp+i, position(b)*Comp+j); the lanes take a row's
-/// columns, which are contiguous in layout right. The node's rows are zeroed
-/// first when its first cell is in the batch.
+/// A group of `lanes` lanes (a power of two, at most a warp) per node of
+/// [first_node, end_node) that the batch's cells touch: the node's Comp rows
+/// are taken into shared memory (zero where the node's first cell is in the
+/// batch), each of its cells in [begin, begin + cells), ascending, adds
+/// entry (slot*Comp+i, b*Comp+j) at (i, position(b)*Comp+j), the lanes
+/// taking a row's columns, which are contiguous in layout right; then the
+/// rows go back in one coalesced pass. A node's rows are one contiguous run
+/// of the CSR values; `capacity` doubles of shared memory a group hold the
+/// longest. The sums are the same additions in the same order as adding
+/// into device memory cell by cell, which kept each row in L2 but waited on
+/// it for every cell.
 template <typename Real, int Comp>
-__global__ void matrix_warp_kernel(mesh_view m, const int64_t *__restrict__ row_offsets,
-                                   int64_t begin, block_view<Real> block, int64_t first_node,
-                                   int64_t end_node, double *__restrict__ values) {
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = item_stride() / 32;
+__global__ void matrix_group_kernel(mesh_view m, const int64_t *__restrict__ row_offsets,
+                                    int64_t begin, block_view<Real> block, int64_t first_node,
+                                    int64_t end_node, int lanes, int capacity,
+                                    double *__restrict__ values) {
+  extern __shared__ double node_rows[];
+  const int lane = threadIdx.x % lanes, group = threadIdx.x / lanes;
+  const int groups = blockDim.x / lanes;
+  const unsigned mask =
+      lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1) << (threadIdx.x % 32 / lanes * lanes);
+  double *rows = node_rows + group * capacity;
   const int64_t end = begin + block.cells;
   const int F = m.num_fields, columns = F * Comp;
-  for (int64_t node = first_node + first_item() / 32; node < end_node; node += warps) {
-    const int64_t link_begin = m.node_cell_offsets[node], link_end = m.node_cell_offsets[node + 1];
-    if (link_begin == link_end)
-      continue;
-    double *rows[Comp];
+  for (int64_t node = first_node + (int64_t)blockIdx.x * groups + group; node < end_node;
+       node += (int64_t)gridDim.x * groups) {
+    int64_t e = m.node_cell_offsets[node];
+    const int64_t link_end = m.node_cell_offsets[node + 1];
+    const bool first = e < link_end && m.node_cells[e] >= begin;
+    while (e < link_end && m.node_cells[e] < begin)
+      ++e;
+    if (e == link_end || m.node_cells[e] >= end)
+      continue; /* no cell of the batch (the same for the whole group) */
+    double *global = values + row_offsets[node * Comp];
+    const int length = (int)(row_offsets[(node + 1) * Comp] - row_offsets[node * Comp]);
+    int offsets[Comp];
 #pragma unroll
     for (int i = 0; i < Comp; ++i)
-      rows[i] = values + row_offsets[node * Comp + i];
-    if (m.node_cells[link_begin] >= begin && m.node_cells[link_begin] < end) {
-      const int64_t length = row_offsets[(node + 1) * Comp] - row_offsets[node * Comp];
-      for (int64_t e = lane; e < length; e += 32)
-        rows[0][e] = 0.0;
-      __syncwarp();
-    }
-    for (int64_t e = link_begin; e < link_end; ++e) {
+      offsets[i] = (int)(row_offsets[node * Comp + i] - row_offsets[node * Comp]);
+    for (int k = lane; k < length; k += lanes)
+      rows[k] = first ? 0.0 : global[k];
+    __syncwarp(mask);
+    for (; e < link_end; ++e) {
       const int64_t cell = m.node_cells[e];
-      if (cell < begin)
-        continue;
       if (cell >= end)
         break; /* the node's cells are ascending */
       const uint16_t *positions = m.link_positions + e * F;
       const Real *element = block.data + ((cell - begin) * block.rows +
                                           (int64_t)m.node_cell_slots[e] * Comp) * block.columns;
-      for (int column = lane; column < columns; column += 32) {
+      for (int column = lane; column < columns; column += lanes) {
         const int b = column / Comp, j = column - b * Comp;
         const int target = positions[b] * Comp + j;
 #pragma unroll
         for (int i = 0; i < Comp; ++i)
-          rows[i][target] += (double)element[i * block.columns + column];
+          rows[offsets[i] + target] += (double)element[i * block.columns + column];
       }
-      __syncwarp();
+      __syncwarp(mask);
     }
+    for (int k = lane; k < length; k += lanes)
+      global[k] = rows[k];
+    __syncwarp(mask);
   }
 }
 
@@ -205,6 +221,8 @@ struct tc_assembly_cuda {
   int *node_cell_slots;
   uint16_t *link_positions;
   tc_csr graphs[2]; ///< device copies: [0] one component per node, [1] three
+  /// CSR entries of the node with the most, over its 1 or 3 rows, per graph.
+  int64_t most_node_entries[2];
   /// The nodes [first, last] each batch's cells touch, host (nodes and cells
   /// are both numbered box by box, so a batch's nodes form a narrow range;
   /// computed here, not assumed).
@@ -263,6 +281,9 @@ tc_err check_block(const tc_assembly_cuda *a, const tc_element_block *block) {
   return TC_SUCCESS;
 }
 
+/// Shared memory a block of matrix_group_kernel takes at most (no opt-in).
+constexpr int kGroupSharedBytes = 48 * 1024;
+
 mesh_view view_of_mesh(const tc_assembly_cuda *a) {
   return {a->node_cell_offsets, a->node_cells, a->node_cell_slots, a->link_positions,
           a->num_fields};
@@ -278,12 +299,30 @@ tc_err launch_matrices(const tc_assembly_cuda *a, int components, const tc_eleme
   const int64_t size = (int64_t)a->num_fields * components;
   const block_view<Real> view = view_of<Real>(block, size, size);
   const tc_csr &csr = a->graphs[components == 3 ? 1 : 0];
-  if (!view.left && components == 3) {
-    TC_LAUNCH((matrix_warp_kernel<Real, 3>), (last + 1 - first) * 32, a->stream, view_of_mesh(a),
-              csr.row_offsets, block->cell_begin, view, first, last + 1, values);
-  } else if (!view.left) {
-    TC_LAUNCH((matrix_warp_kernel<Real, 1>), (last + 1 - first) * 32, a->stream, view_of_mesh(a),
-              csr.row_offsets, block->cell_begin, view, first, last + 1, values);
+  if (!view.left) {
+    /* lanes: the element's columns rounded up to a power of two, at most a
+     * warp; groups: as many as 256 threads and 48 KB of shared memory hold */
+    int lanes = 1;
+    while (lanes < size && lanes < 32)
+      lanes *= 2;
+    const int capacity = (int)std::max<int64_t>(a->most_node_entries[components == 3 ? 1 : 0], 1);
+    const int groups = std::min<int64_t>(256 / lanes, kGroupSharedBytes / (capacity * 8));
+    TC_CHECK(groups >= 1, TC_ERR_UNSUPPORTED,
+             "the GPU gather holds a node's rows in %d KB of shared memory; a node here has "
+             "%d entries", kGroupSharedBytes / 1024, capacity);
+    const int64_t nodes = last + 1 - first;
+    const unsigned blocks =
+        (unsigned)std::min<int64_t>((nodes + groups - 1) / groups, tc_cuda_grid::kMaxBlocks);
+    const size_t shared = (size_t)groups * capacity * sizeof(double);
+    if (components == 3)
+      matrix_group_kernel<Real, 3><<<blocks, groups * lanes, shared, a->stream>>>(
+          view_of_mesh(a), csr.row_offsets, block->cell_begin, view, first, last + 1, lanes,
+          capacity, values);
+    else
+      matrix_group_kernel<Real, 1><<<blocks, groups * lanes, shared, a->stream>>>(
+          view_of_mesh(a), csr.row_offsets, block->cell_begin, view, first, last + 1, lanes,
+          capacity, values);
+    TC_CUDA_CALL(cudaGetLastError());
   } else {
     TC_LAUNCH(matrix_row_kernel<Real>, (last + 1 - first) * components, a->stream,
               view_of_mesh(a), csr.row_offsets, components, block->cell_begin, view,
@@ -319,6 +358,15 @@ tc_err setup(tc_assembly_cuda *a, const tc_assembly *assembly, const tc_mesh_loc
                  "link positions", s));
   TC_CALL(upload_graph(tc_assembly_graph(assembly, 1), &a->graphs[0], s));
   TC_CALL(upload_graph(tc_assembly_graph(assembly, 3), &a->graphs[1], s));
+  for (int g = 0; g < 2; ++g) {
+    const int components = g == 0 ? 1 : 3;
+    const int64_t *offsets = tc_assembly_graph(assembly, components)->row_offsets;
+    a->most_node_entries[g] = 0;
+    for (int64_t node = 0; node < a->num_nodes; ++node)
+      a->most_node_entries[g] =
+          std::max(a->most_node_entries[g],
+                   offsets[(node + 1) * components] - offsets[node * components]);
+  }
   const int64_t batches =
       a->batch_cells > 0 ? (a->num_cells + a->batch_cells - 1) / a->batch_cells : 0;
   a->batch_first_node.resize((size_t)batches);
