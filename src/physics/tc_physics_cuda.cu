@@ -225,7 +225,9 @@ int64_t right_tiles(int64_t cells, int cells_per_tile, int words, input_shape s)
 /// (Cells d1 d2) entries with the cell index fastest across the threads (so
 /// the geometry's reads are contiguous, as in layout left), parks it in
 /// shared memory, and stores each cell's share of the tile, one contiguous
-/// run in layout right, with consecutive threads on consecutive words. (One
+/// run in layout right, with consecutive threads on consecutive words. The
+/// tiles of a group of cells are consecutive blocks, so that they run at
+/// once and read the group's geometry from L2 rather than each from memory. (One
 /// thread per entry in layout-right order read the geometry 8 bytes a cache
 /// sector and stored d1 d2 words apart: the mini-app's inputs took 2.7x (Q1)
 /// and 3.2x (Q2) as long as in layout left on an H200, docs/cuda.md.)
@@ -239,10 +241,11 @@ __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
   __shared__ Real tile[Cells * pitch];
   const int64_t per_cell = s.m1 * s.m2;
   const int64_t cell_tiles = (cells + Cells - 1) / Cells;
-  const int64_t tiles = cell_tiles * ((per_cell + entries - 1) / entries);
+  const int64_t entry_tiles = (per_cell + entries - 1) / entries;
+  const int64_t tiles = cell_tiles * entry_tiles;
   const int lane = threadIdx.x % Cells, row = threadIdx.x / Cells, rows = blockDim.x / Cells;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int64_t c0 = (t % cell_tiles) * Cells, e0 = (t / cell_tiles) * entries;
+    const int64_t c0 = (t / entry_tiles) * Cells, e0 = (t % entry_tiles) * entries;
     const int tile_cells = (int)(cells - c0 < Cells ? cells - c0 : Cells);
     const int tile_entries = (int)(per_cell - e0 < entries ? per_cell - e0 : entries);
     if (lane < tile_cells)
