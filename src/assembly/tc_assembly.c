@@ -29,9 +29,21 @@ struct tc_assembly {
   touched_node *plan_nodes; ///< the nodes of each batch, ascending
 };
 
-static int compare_int64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
+/* Sorts count values ascending in place: Shell sort with Ciura's gaps,
+ * inline, for the few hundred node numbers of a node's cells (qsort's call
+ * per comparison took a sixth of the set-up). */
+static void sort_int64(int64_t *values, int64_t count) {
+  static const int64_t gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};
+  for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; ++g) {
+    const int64_t gap = gaps[g];
+    for (int64_t i = gap; i < count; ++i) {
+      const int64_t value = values[i];
+      int64_t j = i;
+      for (; j >= gap && values[j - gap] > value; j -= gap)
+        values[j] = values[j - gap];
+      values[j] = value;
+    }
+  }
 }
 
 /* Collects the sorted, unique nodes that share a cell with `node` into
@@ -43,7 +55,7 @@ static int64_t node_neighbours(const tc_mesh_local *mesh, int64_t node, int64_t 
     for (int b = 0; b < mesh->nodes_per_cell; ++b)
       scratch[count++] = nodes[b];
   }
-  qsort(scratch, (size_t)count, sizeof *scratch, compare_int64);
+  sort_int64(scratch, count);
   int64_t unique = 0;
   for (int64_t i = 0; i < count; ++i)
     if (unique == 0 || scratch[unique - 1] != scratch[i])
