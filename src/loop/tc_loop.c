@@ -249,6 +249,14 @@ void tc_loop_destroy(tc_loop **loop) {
   *loop = NULL;
 }
 
+/* With run.probe, AUTO by the rules runs as AUTO once, so that the library
+ * may probe its candidates on this batch (tc_contract_set_probe); the
+ * variant it keeps runs from then on. True while kernel k has yet to. */
+static bool probe_pending(const tc_loop *loop, tc_kernel k) {
+  return loop->config->probe && !loop->probed[k] && loop->choices[k] == TC_CHOICE_RULE &&
+         loop->variants[k] != TC_VARIANT_VENDOR;
+}
+
 /* The selected contractions of a batch, each timed as its own phase, and
  * those that run fused (run.inputs = fused) in one phase of their own. */
 static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
@@ -268,11 +276,7 @@ static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
     }
     tc_contraction shape = tc_physics_contraction(k, cells, loop->num_fields, loop->num_points,
                                                   loop->layout, loop->precision);
-    /* With run.probe, AUTO by the rules runs as AUTO once, so that the
-     * library may probe its candidates on this batch (tc_contract_set_probe);
-     * the variant it keeps runs from then on. */
-    const bool probe = config->probe && !loop->probed[k] && loop->choices[k] == TC_CHOICE_RULE &&
-                       loop->variants[k] != TC_VARIANT_VENDOR;
+    const bool probe = probe_pending(loop, k);
     TC_CALL(tc_loop_clock_mark(loop->clock, tc_phase_of_kernel(k)));
     TC_CALL(tc_contract(loop->contract, &shape, probe ? TC_VARIANT_AUTO : loop->variants[k],
                         loop->input_device[tc_physics_left_input(k)],
@@ -324,8 +328,7 @@ static bool may_record(const tc_loop *loop) {
   if (!loop->config->graph || !tc_device_can_record(loop->device) || loop->record_failures >= 2)
     return false;
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
-    if (loop->config->kernels[k] && !loop->fused[k] && loop->config->probe && !loop->probed[k] &&
-        loop->choices[k] == TC_CHOICE_RULE && loop->variants[k] != TC_VARIANT_VENDOR)
+    if (loop->config->kernels[k] && !loop->fused[k] && probe_pending(loop, k))
       return false;
   return true;
 }
