@@ -18,10 +18,12 @@ typedef struct {
   bool host_matrices_stale;   /* the host's matrices lag the device's */
 } cuda_state;
 
-/* A sixteenth of the GPU's memory, at most 8 GiB: on an H100 worksets of
- * about 38,000 Q1 cells or 3,300 Q2 cells, where the loop's launches are
- * long enough to fill the GPU (docs/measurements/mini-app-gpu.md: 16384-cell
- * Q1 and 4096-cell Q2 worksets ran faster than the 512 MiB ones). */
+/* A sixteenth of the GPU's memory, at most 8 GiB: on an H100 with the
+ * elasticity trio fused, worksets of about 170,000 Q1 or 13,600 Q2 cells,
+ * where the loop's launches are long enough to fill the GPU
+ * (docs/measurements/mini-app-gpu.md, df4729b: Q1 128^3 at 11.3 M cells/s
+ * against 10.6 M in 16,384-cell and 8.2 M in 4,096-cell worksets; Q2 32^3
+ * at 648-662 k against 637 k in 4,096-cell worksets). */
 static tc_err cuda_batch_budget(const tc_loop *loop, double *bytes) {
   size_t memory = 0;
   TC_CALL(tc_device_memory_bytes(loop->device, &memory));
