@@ -6,8 +6,9 @@
  * node's rows held in shared memory: for each of the node's cells the group
  * reads the node's rows of the element matrix, one contiguous run, and adds
  * each value at its CSR position (from the link positions, no search), with
- * a barrier between cells so that an entry takes its cells in order. Layout left reads an element matrix's row with
- * stride C, so there one thread per CSR row walks its cells instead. */
+ * a barrier between cells so that an entry takes its cells in order. Layout
+ * left reads an element matrix's row with stride C, so there one thread per
+ * CSR row walks its cells instead. */
 #include <cuda_runtime.h>
 
 #include <algorithm>

@@ -78,7 +78,7 @@ typedef struct {
   tc_progress_mode progress; ///< progress line on rank 0's stderr (tc_progress)
   tc_exchange_mode exchange; ///< where the CUDA backend sums shared nodes (host for CPU backends)
   tc_inputs_mode inputs;     ///< how the elasticity trio gets its inputs (tc_config_inputs)
-  bool graph;                ///< GPU steps replay a CUDA graph of their batches (tc_device_record_begin)
+  bool graph;                ///< GPU steps replay a CUDA graph of their batches
   bool probe;                ///< AUTO probes the rule's variant against the vendor's (tc_contract_set_probe)
   char tuning[TC_CONFIG_STRING_MAX]; ///< tuning file for AUTO (tcmini-bench --tune), "none" = the rules
   tc_tuning_on_error tuning_on_error; ///< a tuning file that cannot be used: fail, or the rules

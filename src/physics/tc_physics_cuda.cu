@@ -227,8 +227,8 @@ int64_t right_tiles(int64_t cells, int cells_per_tile, int words, input_shape s)
 /// shared memory, and stores each cell's share of the tile, one contiguous
 /// run in layout right, with consecutive threads on consecutive words. The
 /// tiles of a group of cells are consecutive blocks, so that they run at
-/// once and read the group's geometry from L2 rather than each from memory. (One
-/// thread per entry in layout-right order read the geometry 8 bytes a cache
+/// once and read the group's geometry from L2 rather than each from memory.
+/// (One thread per entry in layout-right order read the geometry 8 bytes a cache
 /// sector and stored d1 d2 words apart: the mini-app's inputs took 2.7x (Q1)
 /// and 3.2x (Q2) as long as in layout left on an H200, docs/cuda.md.)
 template <typename Real, int Input, int Cells>
