@@ -15,6 +15,7 @@ extern "C" {
 }
 
 #include "contract_cuda_bulk.cuh"
+#include "tc_cuda_limits.cuh"
 
 /// One contraction seen as a batch of C small products:
 ///   out(c,i,j) = sum_{k<K} A(c,i,k) * B(c,j,kb(k)),  kb(k) = k, or (k / b_div) % b_mod
@@ -35,38 +36,6 @@ struct tc_cuda_problem {
 };
 
 namespace tc_cuda {
-
-/// The current GPU's limits that launch shapes depend on, read once per
-/// process (a rank drives one GPU).
-struct device_limits {
-  int sms, threads_per_sm, shared_per_block_optin, shared_per_sm;
-};
-
-inline tc_err current_device_limits(device_limits *limits) {
-  static device_limits known = {};
-  if (known.sms == 0) {
-    device_limits read = {};
-    int device = 0;
-    cudaError_t rc = cudaGetDevice(&device);
-    const struct {
-      int *value;
-      cudaDeviceAttr attribute;
-    } wanted[] = {
-        {&read.sms, cudaDevAttrMultiProcessorCount},
-        {&read.threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor},
-        {&read.shared_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin},
-        {&read.shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor},
-    };
-    for (const auto &w : wanted)
-      if (rc == cudaSuccess)
-        rc = cudaDeviceGetAttribute(w.value, w.attribute, device);
-    TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot read the GPU's launch limits: %s",
-             cudaGetErrorString(rc));
-    known = read;
-  }
-  *limits = known;
-  return TC_SUCCESS;
-}
 
 /// Blocks of `kernel` (threads, dynamic shared bytes) that fit on the whole
 /// GPU at once, after raising its dynamic shared-memory limit; 0 if none fit.

@@ -13,6 +13,7 @@ extern "C" {
 }
 
 #include "tc_cuda_grid.cuh"
+#include "tc_cuda_limits.cuh"
 
 namespace {
 
@@ -201,19 +202,6 @@ constexpr int kRightTileWords = 4608;
 constexpr int64_t kRightLongCell = 8192;
 constexpr int64_t kRightWaves = 2;
 
-/// The GPU's multiprocessors (a rank drives one GPU: asked once).
-tc_err multiprocessors(int64_t *count) {
-  static int known = 0;
-  if (known == 0) {
-    int device = 0, sms = 0;
-    TC_CUDA_CALL(cudaGetDevice(&device));
-    TC_CUDA_CALL(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    known = sms;
-  }
-  *count = known;
-  return TC_SUCCESS;
-}
-
 /// Tiles of `cells_per_tile` cells input_right_kernel takes for an input of
 /// shape s.
 int64_t right_tiles(int64_t cells, int cells_per_tile, int words, input_shape s) {
@@ -292,10 +280,10 @@ tc_err launch_input(int input, const geometry_view &g, const tc_physics_fields &
       return TC_SUCCESS;
     }
     const input_shape strains = shape_of(TC_INPUT_STRAINS, g.num_fields, g.num_points);
-    int64_t sms = 0;
-    TC_CALL(multiprocessors(&sms));
+    tc_cuda::device_limits limits = {};
+    TC_CALL(tc_cuda::current_device_limits(&limits));
     const int64_t wide = right_tiles(cells, 32, tensor_d1(Input) * tensor_d2(Input), s);
-    if (strains.m1 * strains.m2 * 9 > kRightLongCell || wide < kRightWaves * sms)
+    if (strains.m1 * strains.m2 * 9 > kRightLongCell || wide < kRightWaves * limits.sms)
       return launch_input_right<Real, Input, 8>(g, f, cells, s, output, stream);
     return launch_input_right<Real, Input, 32>(g, f, cells, s, output, stream);
   } else {

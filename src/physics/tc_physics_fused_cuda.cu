@@ -22,6 +22,7 @@ extern "C" {
 #include "tc_physics_fused.h"
 }
 
+#include "tc_cuda_limits.cuh"
 #include "tc_cuda_mma.cuh"
 
 namespace {
@@ -408,14 +409,14 @@ tc_err launch_mma_tiles(const tc_geometry_cuda_batch &g, const tc_physics_fields
                                       kMmaSharedBytes));
     raised = true;
   }
-  int device = 0, sms = 0, per_sm = 0;
-  TC_CUDA_CALL(cudaGetDevice(&device));
-  TC_CUDA_CALL(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  tc_cuda::device_limits limits = {};
+  TC_CALL(tc_cuda::current_device_limits(&limits));
+  int per_sm = 0;
   TC_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_mma_kernel<T>,
                                                              kMmaWarps * 32, shared));
   TC_CHECK(per_sm > 0, TC_ERR_CUDA, "the fused elasticity's tensor-core form (%zu bytes of "
            "shared memory) does not fit on this GPU", shared);
-  const int64_t wave = (int64_t)sms * per_sm;
+  const int64_t wave = (int64_t)limits.sms * per_sm;
   const unsigned blocks = (unsigned)(g.cells < wave ? g.cells : wave);
   if (blocks == 0)
     return TC_SUCCESS;
@@ -529,14 +530,14 @@ tc_err launch(const tc_geometry_cuda_batch &g, const tc_physics_fields &f, fused
                                       kSharedBytes));
     raised = true;
   }
-  int device = 0, sms = 0, per_sm = 0;
-  TC_CUDA_CALL(cudaGetDevice(&device));
-  TC_CUDA_CALL(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  tc_cuda::device_limits limits = {};
+  TC_CALL(tc_cuda::current_device_limits(&limits));
+  int per_sm = 0;
   TC_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
   TC_CHECK(per_sm > 0, TC_ERR_CUDA, "the fused elasticity (%d threads, %zu bytes of shared "
            "memory) does not fit on this GPU", threads, shared);
   const int64_t groups = (g.cells + plan.cells - 1) / plan.cells;
-  const int64_t wave = (int64_t)sms * per_sm;
+  const int64_t wave = (int64_t)limits.sms * per_sm;
   const unsigned blocks = (unsigned)(groups < wave ? groups : wave);
   if (blocks == 0)
     return TC_SUCCESS;
