@@ -217,20 +217,19 @@ bool left_mma_applies(const tc_cuda_problem &p, bool is_double) {
 
 /// Runs the layout-left tensor-core tile (left_mma_applies): 16 x 16 tiles of
 /// 8 cells where a side is at most 16 (larger tiles would be mostly past the
-/// cell), 32 x 32 tiles of 4 cells with a 4-deep ring for sums of at most 32
-/// (two k steps a tile: the ring spans tiles), else 32 x 32 tiles of 8 cells,
-/// double-buffered at the narrower row pitch. Every copy asks L2 for the
-/// whole 128-byte line, which the neighbouring group reads. Read off the
-/// presets and off-preset FieldFieldTensor shapes on an H100
-/// (docs/measurements/contract-cuda.md): deeper rings and more blocks per
-/// multiprocessor were slower throughout.
+/// cell), else 32 x 32 tiles of 8 cells, double-buffered at the narrower row
+/// pitch. Every copy asks L2 for the whole 128-byte line, which the
+/// neighbouring group reads. Read off the presets and off-preset
+/// FieldFieldTensor shapes on an H100 (docs/measurements/contract-cuda.md):
+/// with the outputs written through shared memory, 32 x 32 tiles of 4 cells
+/// with a 4-deep ring, 32 x 16 and 16 x 32 tiles with a 3-deep ring were
+/// slower at every preset; deeper rings and more blocks per multiprocessor
+/// had been slower throughout.
 tc_err run_mma_left(const tc_cuda_problem &p, const double *A, const double *B, double *out,
                     cudaStream_t stream) {
   using namespace tc_cuda;
   if (std::min(p.I, p.J) <= 16)
     return mma_left_launch<8, 1, 2, 16, 21, 3>(p, A, B, out, stream);
-  if (p.K <= 32)
-    return mma_left_launch<4, 2, 4, 16, 21, 4>(p, A, B, out, stream);
   return mma_left_launch<8, 2, 4, 16, 17, 2>(p, A, B, out, stream);
 }
 

@@ -43,6 +43,18 @@ __host__ __device__ constexpr int left_cell_pitch(int rows, int LD) {
   return rows * LD + (((LD % 16 == 1 ? 4 : 2) - rows * LD) % 16 + 16) % 16;
 }
 
+/// Shared-memory layout of the layout-left tile's finished outputs, 16 rows
+/// at a time: each cell's 16 x BN slice is kept [i][j] at a row pitch of
+/// BN + 8 words (8 mod 16: the 16-byte stores of a quarter warp, rows g and
+/// g+1 at 4 word pairs each, fall in distinct banks), and the cells follow
+/// each other at a pitch of 16 / G mod 16 words, so that the block's reads
+/// (G cells x 32 / G consecutive outputs a half warp) take one wavefront
+/// each.
+__host__ __device__ constexpr int left_out_row(int BN) { return BN + 8; }
+__host__ __device__ constexpr int left_out_pitch(int BM, int BN, int G) {
+  return BM * left_out_row(BN) + ((16 / G - BM * left_out_row(BN)) % 16 + 16) % 16;
+}
+
 /// The layout-left tensor-core tile. A block of G warps takes G adjacent
 /// cells (a group); warp w computes a BM x BN output tile (BM = 16 FM,
 /// BN = 8 FN) of cell w of the group with FM x FN DMMA accumulators. In layout
@@ -56,7 +68,13 @@ __host__ __device__ constexpr int left_cell_pitch(int rows, int LD) {
 /// groups in L2 (copy_async8 has L2 fetch those lines whole). Words of k past
 /// K are zero in shared memory; rows past I or J and cells past C are not
 /// copied, and only their own outputs, which are not written, see what their
-/// slots hold.
+/// slots hold. A finished tile goes through shared memory (left_out_pitch),
+/// 16 rows at a time, in the ring stage just multiplied (free until the next
+/// ring step refills it; more shared memory would cost L1 the room its
+/// copies in flight need), so that the block writes it with the G cells of
+/// each output adjacent, runs of G words, instead of each warp writing its
+/// cell's outputs a word a line (8-byte writes made L2's request rate the
+/// limit).
 template <int G, int FM, int FN, int KT, int LD, int STAGES>
 __global__ void __launch_bounds__(G * 32, 1)
     mma_left_kernel(tc_cuda_problem p, const double *__restrict__ A,
@@ -64,6 +82,8 @@ __global__ void __launch_bounds__(G * 32, 1)
   constexpr int NT = G * 32, BM = FM * 16, BN = FN * 8, RP = NT / G;
   constexpr int A_PITCH = left_cell_pitch(BM, LD), B_PITCH = left_cell_pitch(BN, LD);
   constexpr int TILE = G * (A_PITCH + B_PITCH);
+  constexpr int OUT_ROW = left_out_row(BN), OUT_PITCH = left_out_pitch(16, BN, G);
+  static_assert(G * OUT_PITCH <= TILE, "a 16-row output slice fits in a ring stage");
   constexpr int A_PASSES = (BM + RP - 1) / RP, B_PASSES = (BN + RP - 1) / RP;
   static_assert(KT % 16 == 0, "k tile: a multiple of 16");
   static_assert(LD > KT && (LD % 16 == 1 || LD % 16 == 5), "row pitch: 1 or 5 mod 16");
@@ -163,16 +183,38 @@ __global__ void __launch_bounds__(G * 32, 1)
     warp_product<false, false>(acc, tile, 16, a_row, tile, 16, b_row, piece, 0, KT / 16, 0);
 
     if (++step == k_steps) {
+      // Every warp parks its cell's 16-row slice (rows past I, columns past
+      // J and cells past C too: never read) in the stage just multiplied,
+      // then the block writes the G cells' outputs; the next ring step syncs
+      // before it refills the stage.
+      double *finished = const_cast<double *>(tile);
       int64_t c0, i0, j0;
       split(task, c0, i0, j0);
-      const int64_t c = c0 + warp;
-      if (c < p.C) {
-        double *o = out + c * p.o_c + i0 * p.o_i + j0 * p.o_j;
-        for_each_output(acc, 0, 0, (int)min((int64_t)BM, p.I - i0),
-                        (int)min((int64_t)BN, p.J - j0), [&](int i, int j, double value) {
-                          double *to = o + i * p.o_i + j * p.o_j;
-                          *to = p.sum_into ? *to + value : value;
-                        });
+      const int rows = (int)min((int64_t)BM, p.I - i0), cols = (int)min((int64_t)BN, p.J - j0);
+      const int cell = threadIdx.x % G;
+#pragma unroll
+      for (int m = 0; m < FM; ++m) {
+        __syncthreads(); // the stage is read (m = 0), or the last slice written
+        double *mine = finished + warp * OUT_PITCH;
+#pragma unroll
+        for (int n = 0; n < FN; ++n)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            *reinterpret_cast<double2 *>(mine + (8 * h + group) * OUT_ROW + 8 * n + 2 * member) =
+                make_double2(acc[m][n][2 * h], acc[m][n][2 * h + 1]);
+        __syncthreads();
+        if (c0 + cell < p.C) {
+          double *o = out + (c0 + cell) * p.o_c + (i0 + 16 * m) * p.o_i + j0 * p.o_j;
+          const double *from = finished + cell * OUT_PITCH;
+          for (int e = threadIdx.x / G; e < 16 * BN; e += NT / G) {
+            const int i = e / BN, j = e % BN;
+            if (16 * m + i < rows && j < cols) {
+              double *to = o + i * p.o_i + j * p.o_j;
+              const double value = from[i * OUT_ROW + j];
+              *to = p.sum_into ? *to + value : value;
+            }
+          }
+        }
       }
       clear_piece(acc);
       step = 0;
