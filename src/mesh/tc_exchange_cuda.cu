@@ -37,13 +37,15 @@ using tc_cuda_memory::device_alloc;
 using tc_cuda_memory::device_free;
 using tc_cuda_memory::upload;
 
-/// send[e][c] = values[neighbor_nodes[e]][c].
+/// send[e][at + c] = values[neighbor_nodes[e]][c] (entries of `width`
+/// words, this field's components from word `at`).
 __global__ void pack_kernel(const double *__restrict__ values,
                             const int64_t *__restrict__ neighbor_nodes, int64_t entries,
-                            int components, double *__restrict__ send) {
+                            int components, int width, int at, double *__restrict__ send) {
   for (int64_t t = first_item(); t < entries * components; t += item_stride()) {
     const int64_t e = t / components;
-    send[t] = values[neighbor_nodes[e] * components + (t - e * components)];
+    const int c = (int)(t - e * components);
+    send[e * width + at + c] = values[neighbor_nodes[e] * components + c];
   }
 }
 
@@ -52,15 +54,15 @@ __global__ void pack_kernel(const double *__restrict__ values,
 __global__ void sum_kernel(double *__restrict__ values, const int64_t *__restrict__ shared_nodes,
                            const int64_t *__restrict__ term_offsets,
                            const int64_t *__restrict__ terms, int64_t num_shared, int components,
-                           const double *__restrict__ receive) {
+                           int width, int at, const double *__restrict__ receive) {
   for (int64_t t = first_item(); t < num_shared * components; t += item_stride()) {
     const int64_t s = t / components;
     const int c = (int)(t - s * components);
     double *own = &values[shared_nodes[s] * components + c];
     const int64_t first = term_offsets[s], last = term_offsets[s + 1];
-    double total = terms[first] < 0 ? *own : receive[terms[first] * components + c];
+    double total = terms[first] < 0 ? *own : receive[terms[first] * width + at + c];
     for (int64_t k = first + 1; k < last; ++k)
-      total += terms[k] < 0 ? *own : receive[terms[k] * components + c];
+      total += terms[k] < 0 ? *own : receive[terms[k] * width + at + c];
     *own = total;
   }
 }
@@ -84,11 +86,14 @@ tc_err allocate(tc_exchange_cuda *x, const tc_mesh_exchange_plan &plan) {
   return TC_SUCCESS;
 }
 
-/// Packs on the device and brings the packed values to where MPI reads them.
-tc_err pack(tc_exchange_cuda *x, const double *device_values, int components) {
-  const int64_t items = x->entries * components;
-  TC_LAUNCH(pack_kernel, items, x->stream, device_values, x->neighbor_nodes, x->entries,
-            components, x->send);
+/// Packs the fields on the device and brings the packed values to where MPI
+/// reads them.
+tc_err pack(tc_exchange_cuda *x, int count, double *const values[], const int components[],
+            int width) {
+  for (int f = 0, at = 0; f < count; at += components[f], ++f)
+    TC_LAUNCH(pack_kernel, x->entries * components[f], x->stream, values[f], x->neighbor_nodes,
+              x->entries, components[f], width, at, x->send);
+  const int64_t items = x->entries * width;
   if (items > 0) {
     if (!x->gpu_aware)
       TC_CUDA_CALL(cudaMemcpyAsync(x->host_send, x->send, (size_t)items * sizeof(double),
@@ -98,15 +103,16 @@ tc_err pack(tc_exchange_cuda *x, const double *device_values, int components) {
   return TC_SUCCESS;
 }
 
-/// Brings the received values to the device and sums them in.
-tc_err sum_in(tc_exchange_cuda *x, double *device_values, int components) {
-  const int64_t items = x->num_shared * components;
+/// Brings the received values to the device and sums them into the fields.
+tc_err sum_in(tc_exchange_cuda *x, int count, double *const values[], const int components[],
+              int width) {
   if (!x->gpu_aware && x->entries > 0)
     TC_CUDA_CALL(cudaMemcpyAsync(x->receive, x->host_receive,
-                                 (size_t)(x->entries * components) * sizeof(double),
+                                 (size_t)(x->entries * width) * sizeof(double),
                                  cudaMemcpyHostToDevice, x->stream));
-  TC_LAUNCH(sum_kernel, items, x->stream, device_values, x->shared_nodes, x->term_offsets,
-            x->terms, x->num_shared, components, x->receive);
+  for (int f = 0, at = 0; f < count; at += components[f], ++f)
+    TC_LAUNCH(sum_kernel, x->num_shared * components[f], x->stream, values[f], x->shared_nodes,
+              x->term_offsets, x->terms, x->num_shared, components[f], width, at, x->receive);
   return TC_SUCCESS;
 }
 
@@ -152,17 +158,31 @@ extern "C" void tc_exchange_cuda_destroy(tc_exchange_cuda **exchange) {
   *exchange = nullptr;
 }
 
-extern "C" tc_err tc_exchange_cuda_sum(tc_exchange_cuda *exchange, double *device_values,
-                                       int components) {
+extern "C" tc_err tc_exchange_cuda_sum_fields(tc_exchange_cuda *exchange, int count,
+                                              double *const device_values[],
+                                              const int components[]) {
   tc_exchange_cuda *x = exchange;
-  tc_err err = components >= 1 && components <= x->max_components
-                   ? pack(x, device_values, components)
-                   : tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
-                                    "GPU exchange: %d components, expected 1..%d", components,
-                                    x->max_components);
+  int width = 0;
+  tc_err err = TC_SUCCESS;
+  for (int f = 0; f < count && err == TC_SUCCESS; ++f)
+    if (components[f] >= 1 && components[f] <= x->max_components - width)
+      width += components[f];
+    else
+      err = tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
+                           "GPU exchange: %d components, expected 1..%d", components[f],
+                           x->max_components - width);
+  if (err == TC_SUCCESS && width > 0)
+    err = pack(x, count, device_values, components, width);
   /* A rank whose pack failed must not leave its neighbours waiting. */
   TC_CALL(tc_parallel_agree(tc_mesh_comm(x->mesh), err));
-  TC_CALL(tc_mesh_exchange_packed(x->mesh, components, x->gpu_aware ? x->send : x->host_send,
+  if (width == 0)
+    return TC_SUCCESS;
+  TC_CALL(tc_mesh_exchange_packed(x->mesh, width, x->gpu_aware ? x->send : x->host_send,
                                   x->gpu_aware ? x->receive : x->host_receive));
-  return sum_in(x, device_values, components);
+  return sum_in(x, count, device_values, components, width);
+}
+
+extern "C" tc_err tc_exchange_cuda_sum(tc_exchange_cuda *exchange, double *device_values,
+                                       int components) {
+  return tc_exchange_cuda_sum_fields(exchange, 1, &device_values, &components);
 }

@@ -37,6 +37,13 @@ void tc_exchange_cuda_destroy(tc_exchange_cuda **exchange);
 /// <= max_components) at the shared nodes over every rank that touches
 /// them, in place. Collective on the mesh's communicator.
 tc_err tc_exchange_cuda_sum(tc_exchange_cuda *exchange, double *device_values, int components);
+
+/// tc_exchange_cuda_sum for `count` fields at once (device_values[f] is
+/// [num_nodes][components[f]], the components summing to at most
+/// max_components), in one message per neighbour: the same sums, bitwise,
+/// as one call per field. Collective on the mesh's communicator.
+tc_err tc_exchange_cuda_sum_fields(tc_exchange_cuda *exchange, int count,
+                                   double *const device_values[], const int components[]);
 #else
 #define TC_EXCHANGE_CUDA_UNSUPPORTED_                                                   \
   tc_error_raise(TC_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,                      \
@@ -53,6 +60,12 @@ static inline void tc_exchange_cuda_destroy(tc_exchange_cuda **exchange) { *exch
 static inline tc_err tc_exchange_cuda_sum(tc_exchange_cuda *exchange, double *device_values,
                                           int components) {
   (void)exchange, (void)device_values, (void)components;
+  return TC_EXCHANGE_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_exchange_cuda_sum_fields(tc_exchange_cuda *exchange, int count,
+                                                 double *const device_values[],
+                                                 const int components[]) {
+  (void)exchange, (void)count, (void)device_values, (void)components;
   return TC_EXCHANGE_CUDA_UNSUPPORTED_;
 }
 #endif

@@ -575,6 +575,8 @@ static tc_err allocate_exchange(const tc_mesh *mesh, int components, double **se
   return TC_SUCCESS;
 }
 
+bool tc_mesh_shares_nodes(const tc_mesh *mesh) { return mesh->num_neighbors > 0; }
+
 void tc_mesh_get_exchange_plan(const tc_mesh *mesh, tc_mesh_exchange_plan *plan) {
   *plan = (tc_mesh_exchange_plan){.num_neighbors = mesh->num_neighbors,
                                   .neighbor_rank = mesh->neighbor_rank,
@@ -593,44 +595,62 @@ tc_err tc_mesh_exchange_packed(const tc_mesh *mesh, int components, const double
                                      EXCHANGE_TAG);
 }
 
-static tc_err exchange_and_sum(const tc_mesh *mesh, double *values, int components, double *send,
+/* One message per neighbour for every field: entry e holds the fields'
+ * components in turn ([entries][width], width their sum); each shared node's
+ * component is summed over its terms as tc_mesh_sum_shared documents. */
+static tc_err exchange_and_sum(const tc_mesh *mesh, int count, double *const values[],
+                               const int components[], int width, double *send,
                                double *receive) {
   const int64_t *offsets = mesh->neighbor_offsets;
   for (int64_t e = 0; e < offsets[mesh->num_neighbors]; ++e)
-    memcpy(&send[e * components], &values[mesh->neighbor_nodes[e] * components],
-           sizeof(double) * components);
-  TC_CALL(tc_mesh_exchange_packed(mesh, components, send, receive));
+    for (int f = 0, at = 0; f < count; at += components[f], ++f)
+      memcpy(&send[e * width + at], &values[f][mesh->neighbor_nodes[e] * components[f]],
+             sizeof(double) * components[f]);
+  TC_CALL(tc_mesh_exchange_packed(mesh, width, send, receive));
 
   for (int64_t s = 0; s < mesh->num_shared; ++s) {
-    double *own = &values[mesh->shared_nodes[s] * components];
     const int64_t *term = &mesh->shared_terms[mesh->shared_term_offsets[s]];
     int64_t num_terms = mesh->shared_term_offsets[s + 1] - mesh->shared_term_offsets[s];
-    for (int c = 0; c < components; ++c) {
-      double total = term[0] < 0 ? own[c] : receive[term[0] * components + c];
-      for (int64_t t = 1; t < num_terms; ++t)
-        total += term[t] < 0 ? own[c] : receive[term[t] * components + c];
-      own[c] = total;
+    for (int f = 0, at = 0; f < count; at += components[f], ++f) {
+      double *own = &values[f][mesh->shared_nodes[s] * components[f]];
+      for (int c = 0; c < components[f]; ++c) {
+        double total = term[0] < 0 ? own[c] : receive[term[0] * width + at + c];
+        for (int64_t t = 1; t < num_terms; ++t)
+          total += term[t] < 0 ? own[c] : receive[term[t] * width + at + c];
+        own[c] = total;
+      }
     }
   }
   return TC_SUCCESS;
 }
 
-tc_err tc_mesh_sum_shared(const tc_mesh *mesh, double *values, int components) {
+tc_err tc_mesh_sum_shared_fields(const tc_mesh *mesh, int count, double *const values[],
+                                 const int components[]) {
   TC_CHECK(mesh != NULL, TC_ERR_ARGUMENT, "tc_mesh_sum_shared: mesh is NULL");
   double *send = NULL, *receive = NULL;
-  tc_err status;
-  if (components < 1)
-    status = tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
-                            "tc_mesh_sum_shared: components must be >= 1, got %d", components);
-  else if (values == NULL && mesh->local.num_nodes > 0)
-    status = tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
-                            "tc_mesh_sum_shared: values is NULL");
-  else
-    status = allocate_exchange(mesh, components, &send, &receive);
+  tc_err status = TC_SUCCESS;
+  int width = 0;
+  for (int f = 0; f < count && status == TC_SUCCESS; ++f) {
+    if (components[f] < 1 || components[f] > INT_MAX - width)
+      status = tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
+                              "tc_mesh_sum_shared: components must be >= 1, got %d",
+                              components[f]);
+    else if (values[f] == NULL && mesh->local.num_nodes > 0)
+      status = tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
+                              "tc_mesh_sum_shared: values is NULL");
+    else
+      width += components[f];
+  }
+  if (status == TC_SUCCESS && width > 0)
+    status = allocate_exchange(mesh, width, &send, &receive);
   status = tc_parallel_agree(mesh->comm, status);
-  if (status == TC_SUCCESS)
-    status = exchange_and_sum(mesh, values, components, send, receive);
+  if (status == TC_SUCCESS && width > 0)
+    status = exchange_and_sum(mesh, count, values, components, width, send, receive);
   free(send);
   free(receive);
   return status;
+}
+
+tc_err tc_mesh_sum_shared(const tc_mesh *mesh, double *values, int components) {
+  return tc_mesh_sum_shared_fields(mesh, 1, &values, &components);
 }

@@ -77,12 +77,22 @@ void tc_mesh_rank_grid(const tc_mesh *mesh, int grid[3], int position[3]);
 /// ranks (tc_mesh_create then fails with the reason). Not collective.
 bool tc_mesh_largest_block(const int64_t cells[3], int ranks, int64_t block[3]);
 
+/// Whether another rank shares nodes with this one. Not collective.
+bool tc_mesh_shares_nodes(const tc_mesh *mesh);
+
 /// Sums values at shared nodes over every rank that touches them, in place.
 /// values is [num_nodes][components] (node-major). Each shared node's sum is
 /// formed in ascending rank order, so every rank holds bitwise the same sum and
 /// the result does not depend on message arrival order. Collective on the
 /// mesh's communicator.
 tc_err tc_mesh_sum_shared(const tc_mesh *mesh, double *values, int components);
+
+/// tc_mesh_sum_shared for `count` fields at once (values[f] is
+/// [num_nodes][components[f]]), in one message per neighbour: the same sums,
+/// bitwise, as one call per field, for one round of messages and one
+/// agreement instead of `count`. Collective on the mesh's communicator.
+tc_err tc_mesh_sum_shared_fields(const tc_mesh *mesh, int count, double *const values[],
+                                 const int components[]);
 
 /// The plan tc_mesh_sum_shared runs, for callers that pack and sum shared
 /// values themselves (the GPU assembly loop): a read-only view into the

@@ -1,7 +1,8 @@
 /* test_mesh_exchange: tc_mesh_sum_shared against references computed from
  * which ranks hold each global node (gathered by allreduce) and from the grid:
- * counts of touching ranks and cells, several components, and bitwise
- * agreement with an ascending-rank-order sum of order-sensitive values. */
+ * counts of touching ranks and cells, several components, bitwise agreement
+ * with an ascending-rank-order sum of order-sensitive values, and
+ * tc_mesh_sum_shared_fields bitwise equal to one call per field. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -42,12 +43,22 @@ static void run_case(MPI_Comm comm, const tc_mesh_options *options) {
     values[node * COMPONENTS + 0] = 1.0;
     values[node * COMPONENTS + 2] = (double)local->node_global_id[node];
   }
-  CHECK_CALL(tc_mesh_sum_shared(mesh, values, COMPONENTS));
-
   double *ordered = malloc((size_t)n * sizeof *ordered);
   for (int64_t node = 0; node < n; ++node)
     ordered[node] = contribution(rank, local->node_global_id[node]);
+  /* The same two fields summed in one message: bitwise the separate sums. */
+  double *together[2] = {malloc((size_t)n * sizeof(double)),
+                         malloc((size_t)(n * COMPONENTS) * sizeof(double))};
+  memcpy(together[0], ordered, (size_t)n * sizeof(double));
+  memcpy(together[1], values, (size_t)(n * COMPONENTS) * sizeof(double));
+  CHECK_CALL(tc_mesh_sum_shared(mesh, values, COMPONENTS));
   CHECK_CALL(tc_mesh_sum_shared(mesh, ordered, 1));
+  CHECK_CALL(tc_mesh_sum_shared_fields(mesh, 2, together, (const int[]){1, COMPONENTS}));
+  CHECK(memcmp(together[0], ordered, (size_t)n * sizeof(double)) == 0 &&
+            memcmp(together[1], values, (size_t)(n * COMPONENTS) * sizeof(double)) == 0,
+        "tc_mesh_sum_shared_fields differs from one tc_mesh_sum_shared per field");
+  free(together[0]);
+  free(together[1]);
 
   int64_t shared_nodes = 0, order_sensitive = 0;
   for (int64_t node = 0; node < n; ++node) {
