@@ -211,10 +211,11 @@ static const option options[] = {
      "when tcmini runs without an MPI launcher and its stderr is a terminal (a launcher makes "
      "every rank's output look like a terminal, even when it goes to a file)",
      ANY, &progress_names, FIELD(progress)},
-    {"run", "exchange", TYPE_ENUM, "host",
+    {"run", "exchange", TYPE_ENUM, "auto",
      "where the cuda backend sums shared nodes: host = node vectors copied back and summed "
      "there; device = packed and summed on the GPU, only shared values travel (via host "
-     "buffers); gpu-aware = as device, with GPU buffers handed to a CUDA-aware MPI",
+     "buffers); gpu-aware = as device, with GPU buffers handed to a CUDA-aware MPI; auto = "
+     "device (the CPU backends sum on the host)",
      ANY, &exchange_names, FIELD(exchange)},
     {"run", "inputs", TYPE_ENUM, "auto",
      "how the elasticity trio (FieldFieldTensor, DataFieldTensor, DataDataTensor) gets its "
@@ -257,7 +258,7 @@ static const option options[] = {
 enum { NUM_OPTIONS = sizeof options / sizeof options[0] };
 
 const char *tc_exchange_mode_name(tc_exchange_mode mode) {
-  static const char *const names[TC_EXCHANGE_COUNT] = {"host", "device", "gpu-aware"};
+  static const char *const names[TC_EXCHANGE_COUNT] = {"host", "device", "gpu-aware", "auto"};
   return (int)mode >= 0 && mode < TC_EXCHANGE_COUNT ? names[mode] : "unknown";
 }
 
@@ -743,7 +744,9 @@ static tc_err validate(const tc_config *config, const provenance *from) {
            "file (use run.backend = openmp or cuda, or run.tuning = none)",
            from->where[option_index(FIELD(tuning))]);
   const char *exchange_from = from->where[option_index(FIELD(exchange))];
-  TC_CHECK(config->exchange == TC_EXCHANGE_HOST || config->backend == TC_BACKEND_CUDA, TC_ERR_INPUT,
+  TC_CHECK(config->exchange == TC_EXCHANGE_HOST || config->exchange == TC_EXCHANGE_AUTO ||
+               config->backend == TC_BACKEND_CUDA,
+           TC_ERR_INPUT,
            "%s: [run] exchange: '%s' sums on the GPU and needs run.backend = cuda (got %s)",
            exchange_from, tc_exchange_mode_name(config->exchange),
            tc_backend_name(config->backend));
@@ -915,6 +918,15 @@ tc_inputs_mode tc_config_inputs(const tc_config *config) {
   // (docs/measurements/mini-app-gpu.md); the CPU's fused product has not
   // been made fast.
   return config->backend == TC_BACKEND_CUDA ? TC_INPUTS_FUSED : TC_INPUTS_MATERIALISED;
+}
+
+tc_exchange_mode tc_config_exchange(const tc_config *config) {
+  if (config->exchange != TC_EXCHANGE_AUTO)
+    return config->exchange;
+  // On two H200s, weak scaling at 96^3 cells a GPU: 0.98 of one GPU's
+  // throughput with the device exchange, 0.72 with the host's, whose node
+  // vectors come back whole every step (docs/measurements/scaling.md).
+  return config->backend == TC_BACKEND_CUDA ? TC_EXCHANGE_DEVICE : TC_EXCHANGE_HOST;
 }
 
 tc_layout tc_config_layout(const tc_config *config) {

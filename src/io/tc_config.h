@@ -30,6 +30,7 @@ typedef enum {
   TC_EXCHANGE_HOST,      ///< node vectors copied to the host, summed there (tc_mesh_sum_shared)
   TC_EXCHANGE_DEVICE,    ///< packed and summed on the GPU; only shared values travel, via host buffers
   TC_EXCHANGE_GPU_AWARE, ///< as device, with device buffers handed to a CUDA-aware MPI
+  TC_EXCHANGE_AUTO,      ///< device on the CUDA backend (tc_config_exchange)
   TC_EXCHANGE_COUNT
 } tc_exchange_mode;
 
@@ -134,6 +135,10 @@ tc_layout tc_config_layout(const tc_config *config);
 /// run.inputs with auto resolved: fused on the CUDA backend, materialised on
 /// the CPU backends.
 tc_inputs_mode tc_config_inputs(const tc_config *config);
+
+/// The shared-node exchange that runs: run.exchange, with auto resolved
+/// (device on the CUDA backend; the CPU backends always sum on the host).
+tc_exchange_mode tc_config_exchange(const tc_config *config);
 
 /// Gauss points per direction: element.quadrature, or order + 1 for 0.
 int tc_config_quadrature(const tc_config *config);

@@ -482,6 +482,7 @@ static void write_yaml(const tc_report *report, const double memory_mib[2], FILE
     yaml_key_string(out, "  ", "layout", tc_layout_name(tc_config_layout(config)));
     yaml_key_string(out, "  ", "precision", tc_precision_name(config->precision));
     yaml_key_string(out, "  ", "inputs", tc_inputs_mode_name(tc_config_inputs(config)));
+    yaml_key_string(out, "  ", "exchange", tc_exchange_mode_name(tc_config_exchange(config)));
     if (report->have_workset) {
       fprintf(out, "  workset: {cells_per_batch: %lld, batches_per_step: %lld, chosen_by: %s, "
               "rule: ", (long long)report->workset_cells, (long long)report->workset_batches,

@@ -414,8 +414,8 @@ tc_err tc_loop_step(tc_loop *loop, tc_timers *timers) {
   return TC_SUCCESS;
 }
 
-tc_err tc_loop_finish(tc_loop *loop, tc_timers *timers) {
-  TC_TIMED(timers, TC_PHASE_COPY_BACK, loop->backend->copy_matrices(loop));
+tc_err tc_loop_finish(tc_loop *loop, tc_timers *timers, bool matrices) {
+  TC_TIMED(timers, TC_PHASE_COPY_BACK, loop->backend->copy_results(loop, matrices));
   return TC_SUCCESS;
 }
 

@@ -19,9 +19,9 @@
 /// What one step assembles, rank-local (host memory, double). Node vectors
 /// are [num_nodes][components] with shared nodes already summed over ranks;
 /// matrices hold this rank's cells only (CSR of tc_assembly). Arrays of kernels
-/// that were not selected are NULL. On the CUDA backend the matrices (mass,
-/// stiffness, elasticity, element_matrices) reach the host only through
-/// tc_loop_finish; the other arrays after every step.
+/// that were not selected are NULL. On the CUDA backend the arrays reach the
+/// host through tc_loop_finish (the matrices, mass, stiffness, elasticity and
+/// element_matrices, only when it is asked for them).
 typedef struct {
   double *mass;                 ///< FieldFieldScalar, CSR (1 component)
   double *stiffness;            ///< FieldFieldVector, CSR (1 component)
@@ -60,16 +60,17 @@ void tc_loop_destroy(tc_loop **loop);
 /// the mesh's communicator.
 tc_err tc_loop_step(tc_loop *loop, tc_timers *timers);
 
-/// Brings the matrices of the last step to the host: on the CUDA backend a
-/// step leaves the CSR values and element matrices on the device (only the
-/// node and cell vectors, the lumped mass and the diagonals come back), so
-/// call this once after the last step wherever the matrices are read (the
-/// checks, the element-matrix output). The copy is timed into the
-/// copy_back phase. Nothing to do on the CPU backends or when the host is current.
-/// Not collective.
-tc_err tc_loop_finish(tc_loop *loop, tc_timers *timers);
+/// Brings the results of the last step to the host: on the CUDA backend a
+/// step leaves them on the device (only the node vectors that the host
+/// exchange sums come back, where ranks share nodes), so call this once after
+/// the last step wherever results are read (the checks, the output): the node
+/// and cell vectors, and with `matrices` the CSR values and element matrices
+/// too (the checks, the element-matrix output). The copy is timed into the
+/// copy_back phase. Nothing to do on the CPU backends or when the host is
+/// current. Not collective.
+tc_err tc_loop_finish(tc_loop *loop, tc_timers *timers, bool matrices);
 
-/// The results of the last step (the matrices as of tc_loop_finish).
+/// The results of the last step (on the CUDA backend, as of tc_loop_finish).
 const tc_loop_results *tc_loop_get_results(const tc_loop *loop);
 const tc_assembly *tc_loop_assembly(const tc_loop *loop);
 /// Cells per batch, and batches per step.

@@ -41,11 +41,12 @@ typedef struct tc_loop_backend {
   tc_err (*assemble)(tc_loop *loop, int64_t begin, int64_t cells);
   /// Row sums and diagonals of the assembled matrices, after the last batch.
   tc_err (*reduce_rows)(tc_loop *loop);
-  /// The node vectors summed over the ranks that share their nodes, with
-  /// the node and cell vectors on the host afterwards. Collective.
+  /// The node vectors summed over the ranks that share their nodes (on the
+  /// host or, on a GPU, where they are). Collective.
   tc_err (*exchange)(tc_loop *loop);
-  /// The assembled matrices (and element matrices) on the host.
-  tc_err (*copy_matrices)(tc_loop *loop);
+  /// The node and cell vectors on the host, and with `matrices` the
+  /// assembled matrices (and element matrices) too.
+  tc_err (*copy_results)(tc_loop *loop, bool matrices);
 } tc_loop_backend;
 
 extern const tc_loop_backend tc_loop_backend_host;

@@ -2,8 +2,9 @@
  * queued on the device through tc_loop_cuda (geometry, inputs,
  * gather-assemble and row reductions on the device), the shared-node sums
  * on the host or (run.exchange = device or gpu-aware) on the device through
- * tc_exchange_cuda. Only the node and cell vectors come back each step; the
- * matrices stay on the device until copy_matrices. Plain C: without the
+ * tc_exchange_cuda. Nothing comes back each step but the node vectors the
+ * host exchange sums (where this rank shares nodes); the rest stays on the
+ * device until copy_results. Plain C: without the
  * CUDA backend in the build the calls it makes fail with
  * TC_ERR_UNSUPPORTED, and a device of that kind cannot be opened. */
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 typedef struct {
   tc_loop_cuda *gpu;
   tc_exchange_cuda *exchange; /* run.exchange = device or gpu-aware */
-  bool host_matrices_stale;   /* the host's matrices lag the device's */
+  int host_stale;             /* tc_loop_cuda_results kinds the host's copies lag */
 } cuda_state;
 
 /* A sixteenth of the GPU's memory, at most 8 GiB: on an H100 with the
@@ -50,9 +51,10 @@ static tc_err cuda_create(tc_loop *loop) {
   TC_CALL(tc_loop_cuda_create(loop->local, loop->batch_cells, loop->num_points, loop->ref_values,
                               loop->ref_gradients, loop->weights, tc_physics_default_fields(),
                               loop->assembly, &loop->results, stream, &s->gpu));
-  if (loop->config->exchange != TC_EXCHANGE_HOST)
-    TC_CALL(tc_exchange_cuda_create(loop->mesh, 3,
-                                    loop->config->exchange == TC_EXCHANGE_GPU_AWARE, stream,
+  const tc_exchange_mode exchange = tc_config_exchange(loop->config);
+  if (exchange != TC_EXCHANGE_HOST)
+    TC_CALL(tc_exchange_cuda_create(loop->mesh, 3 * TC_LOOP_CUDA_MAX_NODE_VECTORS,
+                                    exchange == TC_EXCHANGE_GPU_AWARE, stream,
                                     &s->exchange));
   return TC_SUCCESS;
 }
@@ -101,19 +103,21 @@ static tc_err cuda_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
   return TC_SUCCESS;
 }
 
-/* The row sums and diagonals, then (host exchange) the node and cell
- * vectors copied to the host, which the exchange reads. */
+/* The row sums and diagonals, then (host exchange, where this rank shares
+ * nodes) the node vectors copied to the host, which the exchange reads. */
 static tc_err cuda_reduce_rows(tc_loop *loop) {
   cuda_state *s = loop->state;
   TC_CALL(tc_loop_cuda_reduce_rows(s->gpu));
-  if (!s->exchange)
-    TC_CALL(tc_loop_cuda_copy_results(s->gpu, TC_LOOP_CUDA_VECTORS, &loop->results));
-  s->host_matrices_stale = true;
+  s->host_stale = TC_LOOP_CUDA_ALL;
+  if (!s->exchange && tc_mesh_shares_nodes(loop->mesh)) {
+    TC_CALL(tc_loop_cuda_copy_results(s->gpu, TC_LOOP_CUDA_NODE_VECTORS, &loop->results));
+    s->host_stale &= ~TC_LOOP_CUDA_NODE_VECTORS;
+  }
   return TC_SUCCESS;
 }
 
-/* The exchange on the GPU: every node vector summed there, then the node and
- * cell vectors copied to the host; or the host's sums of the copies. */
+/* The exchange on the GPU: every node vector summed there; or the host's
+ * sums of the copies. */
 static tc_err cuda_exchange(tc_loop *loop) {
   cuda_state *s = loop->state;
   if (!s->exchange)
@@ -121,17 +125,17 @@ static tc_err cuda_exchange(tc_loop *loop) {
   double *vectors[TC_LOOP_CUDA_MAX_NODE_VECTORS];
   int components[TC_LOOP_CUDA_MAX_NODE_VECTORS];
   int count = tc_loop_cuda_node_vectors(s->gpu, vectors, components);
-  for (int i = 0; i < count; ++i)
-    TC_CALL(tc_exchange_cuda_sum(s->exchange, vectors[i], components[i]));
-  return tc_loop_cuda_copy_results(s->gpu, TC_LOOP_CUDA_VECTORS, &loop->results);
+  return tc_exchange_cuda_sum_fields(s->exchange, count, vectors, components);
 }
 
-static tc_err cuda_copy_matrices(tc_loop *loop) {
+/* The results the host lacks: the vectors, and the matrices if asked for. */
+static tc_err cuda_copy_results(tc_loop *loop, bool matrices) {
   cuda_state *s = loop->state;
-  if (!s->host_matrices_stale)
+  const int kinds = s->host_stale & (matrices ? TC_LOOP_CUDA_ALL : TC_LOOP_CUDA_VECTORS);
+  if (kinds == 0)
     return TC_SUCCESS;
-  TC_CALL(tc_loop_cuda_copy_results(s->gpu, TC_LOOP_CUDA_MATRICES, &loop->results));
-  s->host_matrices_stale = false;
+  TC_CALL(tc_loop_cuda_copy_results(s->gpu, kinds, &loop->results));
+  s->host_stale &= ~kinds;
   return TC_SUCCESS;
 }
 
@@ -148,5 +152,5 @@ const tc_loop_backend tc_loop_backend_cuda = {
     .assemble = cuda_assemble,
     .reduce_rows = cuda_reduce_rows,
     .exchange = cuda_exchange,
-    .copy_matrices = cuda_copy_matrices,
+    .copy_results = cuda_copy_results,
 };

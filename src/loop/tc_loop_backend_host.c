@@ -266,20 +266,23 @@ static tc_err host_reduce_rows(tc_loop *loop) {
 /* Every node vector summed over the ranks that share its nodes. */
 static tc_err host_exchange(tc_loop *loop) {
   tc_loop_results *r = &loop->results;
-  struct {
-    double *values;
-    int components;
-  } exchanged[] = {{r->lumped_mass, 1}, {r->stiffness_diagonal, 1}, {r->elasticity_diagonal, 3},
-                   {r->load, 1},        {r->flux_load, 1},          {r->internal_force, 3}};
-  for (size_t i = 0; i < sizeof exchanged / sizeof exchanged[0]; ++i)
-    if (exchanged[i].values)
-      TC_CALL(tc_mesh_sum_shared(loop->mesh, exchanged[i].values, exchanged[i].components));
-  return TC_SUCCESS;
+  double *const node_vectors[] = {r->lumped_mass, r->stiffness_diagonal, r->elasticity_diagonal,
+                                  r->load,        r->flux_load,          r->internal_force};
+  const int node_components[] = {1, 1, 3, 1, 1, 3};
+  double *values[6];
+  int components[6], count = 0;
+  for (int i = 0; i < 6; ++i)
+    if (node_vectors[i]) {
+      values[count] = node_vectors[i];
+      components[count++] = node_components[i];
+    }
+  return tc_mesh_sum_shared_fields(loop->mesh, count, values, components);
 }
 
-/* The host's matrices are always current. */
-static tc_err host_copy_matrices(tc_loop *loop) {
+/* The host's results are always current. */
+static tc_err host_copy_results(tc_loop *loop, bool matrices) {
   (void)loop;
+  (void)matrices;
   return TC_SUCCESS;
 }
 
@@ -296,5 +299,5 @@ const tc_loop_backend tc_loop_backend_host = {
     .assemble = host_assemble,
     .reduce_rows = host_reduce_rows,
     .exchange = host_exchange,
-    .copy_matrices = host_copy_matrices,
+    .copy_results = host_copy_results,
 };

@@ -48,6 +48,15 @@ bool is_matrix_result(int which) {
                                  : which < RESULT_CELL_VOLUME;
 }
 
+/// Which kind of tc_loop_cuda_results a result is.
+int result_kind(int which) {
+  if (is_matrix_result(which))
+    return TC_LOOP_CUDA_MATRICES;
+  const bool cell = which == RESULT_CELL_VOLUME ||
+                    (which < TC_KERNEL_COUNT && tc_kernel_is_data_data((tc_kernel)which));
+  return cell ? TC_LOOP_CUDA_CELL_VECTORS : TC_LOOP_CUDA_NODE_VECTORS;
+}
+
 /// A per-row reduction of an assembled matrix (a FieldField kernel: 1 or 3
 /// components per node): its row sums or its diagonal
 /// (tc_assembly_row_sums_and_diagonal), into a node vector.
@@ -336,8 +345,7 @@ extern "C" tc_err tc_loop_cuda_copy_results(tc_loop_cuda *loop, int kinds,
   TC_CHECK(kinds > 0 && (kinds & ~TC_LOOP_CUDA_ALL) == 0, TC_ERR_ARGUMENT,
            "GPU results: unknown kinds %#x to copy", (unsigned)kinds);
   for (int which = 0; which < RESULT_COUNT; ++which) {
-    const int kind = is_matrix_result(which) ? TC_LOOP_CUDA_MATRICES : TC_LOOP_CUDA_VECTORS;
-    if (!loop->results[which] || !(kinds & kind))
+    if (!loop->results[which] || !(kinds & result_kind(which)))
       continue;
     double *target = *host_slot(host, which);
     TC_CHECK(target, TC_ERR_ARGUMENT,

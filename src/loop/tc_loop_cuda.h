@@ -33,11 +33,13 @@ enum { TC_LOOP_CUDA_MAX_NODE_VECTORS = 6 };
 
 /// The device results tc_loop_cuda_copy_results copies back (flags).
 typedef enum {
-  /// Node vectors (lumped mass and diagonals included) and cell arrays: a
-  /// few doubles per node and per cell.
-  TC_LOOP_CUDA_VECTORS = 1,
+  /// Node vectors (lumped mass and diagonals included): a few doubles a node.
+  TC_LOOP_CUDA_NODE_VECTORS = 1,
   /// CSR values and element matrices: the bulk (about 2.4 KB per Q1 node).
   TC_LOOP_CUDA_MATRICES = 2,
+  /// Cell arrays (volumes and the cell integrals): a few doubles a cell.
+  TC_LOOP_CUDA_CELL_VECTORS = 4,
+  TC_LOOP_CUDA_VECTORS = TC_LOOP_CUDA_NODE_VECTORS | TC_LOOP_CUDA_CELL_VECTORS,
   TC_LOOP_CUDA_ALL = TC_LOOP_CUDA_VECTORS | TC_LOOP_CUDA_MATRICES,
 } tc_loop_cuda_results;
 

@@ -60,7 +60,8 @@ static void test_defaults(void) {
   EXPECT(config.backend == TC_BACKEND_OPENMP, "backend");
   EXPECT(config.threads == 0 && config.steps == 2 && !config.gpu_sharing, "run");
   EXPECT(config.roofline, "roofline");
-  EXPECT(config.exchange == TC_EXCHANGE_HOST, "exchange");
+  EXPECT(config.exchange == TC_EXCHANGE_AUTO && tc_config_exchange(&config) == TC_EXCHANGE_HOST,
+         "exchange");
   EXPECT(config.layout == TC_CONFIG_LAYOUT_AUTO && config.variant == TC_VARIANT_AUTO, "auto");
   EXPECT_STREQ(config.tuning, "none");
   EXPECT(!tc_config_has_tuning(&config) && config.tuning_on_error == TC_TUNING_ON_ERROR_FAIL,
