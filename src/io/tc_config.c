@@ -923,9 +923,9 @@ tc_inputs_mode tc_config_inputs(const tc_config *config) {
 tc_exchange_mode tc_config_exchange(const tc_config *config) {
   if (config->exchange != TC_EXCHANGE_AUTO)
     return config->exchange;
-  // On two H200s, weak scaling at 96^3 cells a GPU: 0.98 of one GPU's
-  // throughput with the device exchange, 0.72 with the host's, whose node
-  // vectors come back whole every step (docs/measurements/scaling.md).
+  // On 4 H100s, weak scaling at 96^3 cells a GPU: 0.94-0.96 with the device
+  // exchange, 0.64 with the host's, whose node vectors come back whole every
+  // step (docs/measurements/scaling.md).
   return config->backend == TC_BACKEND_CUDA ? TC_EXCHANGE_DEVICE : TC_EXCHANGE_HOST;
 }
 
