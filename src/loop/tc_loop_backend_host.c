@@ -269,9 +269,10 @@ static tc_err host_exchange(tc_loop *loop) {
   double *const node_vectors[] = {r->lumped_mass, r->stiffness_diagonal, r->elasticity_diagonal,
                                   r->load,        r->flux_load,          r->internal_force};
   const int node_components[] = {1, 1, 3, 1, 1, 3};
-  double *values[6];
-  int components[6], count = 0;
-  for (int i = 0; i < 6; ++i)
+  enum { NODE_VECTORS = sizeof node_vectors / sizeof node_vectors[0] };
+  double *values[NODE_VECTORS];
+  int components[NODE_VECTORS], count = 0;
+  for (int i = 0; i < NODE_VECTORS; ++i)
     if (node_vectors[i]) {
       values[count] = node_vectors[i];
       components[count++] = node_components[i];

@@ -181,8 +181,3 @@ extern "C" tc_err tc_exchange_cuda_sum_fields(tc_exchange_cuda *exchange, int co
                                   x->gpu_aware ? x->receive : x->host_receive));
   return sum_in(x, count, device_values, components, width);
 }
-
-extern "C" tc_err tc_exchange_cuda_sum(tc_exchange_cuda *exchange, double *device_values,
-                                       int components) {
-  return tc_exchange_cuda_sum_fields(exchange, 1, &device_values, &components);
-}

@@ -26,22 +26,18 @@ typedef struct tc_exchange_cuda tc_exchange_cuda;
 /// buffers for up to max_components values per node, on the device and (for
 /// gpu_aware false) pinned on the host; work is queued on stream
 /// (cudaStream_t). Synchronous. Not collective (the caller agrees on the
-/// outcome before the first tc_exchange_cuda_sum).
+/// outcome before the first tc_exchange_cuda_sum_fields).
 tc_err tc_exchange_cuda_create(const tc_mesh *mesh, int max_components, bool gpu_aware,
                                void *stream, tc_exchange_cuda **exchange);
 
 /// Releases the buffers and sets *exchange to NULL. NULL is fine.
 void tc_exchange_cuda_destroy(tc_exchange_cuda **exchange);
 
-/// Sums device_values ([num_nodes][components], device memory, components
-/// <= max_components) at the shared nodes over every rank that touches
-/// them, in place. Collective on the mesh's communicator.
-tc_err tc_exchange_cuda_sum(tc_exchange_cuda *exchange, double *device_values, int components);
-
-/// tc_exchange_cuda_sum for `count` fields at once (device_values[f] is
-/// [num_nodes][components[f]], the components summing to at most
-/// max_components), in one message per neighbour: the same sums, bitwise,
-/// as one call per field. Collective on the mesh's communicator.
+/// Sums `count` fields (device_values[f]: [num_nodes][components[f]],
+/// device memory, the components summing to at most max_components) at the
+/// shared nodes over every rank that touches them, in place, in one message
+/// per neighbour: bitwise the sums of tc_mesh_sum_shared_fields. Collective
+/// on the mesh's communicator.
 tc_err tc_exchange_cuda_sum_fields(tc_exchange_cuda *exchange, int count,
                                    double *const device_values[], const int components[]);
 #else
@@ -57,11 +53,6 @@ static inline tc_err tc_exchange_cuda_create(const tc_mesh *mesh, int max_compon
   return TC_EXCHANGE_CUDA_UNSUPPORTED_;
 }
 static inline void tc_exchange_cuda_destroy(tc_exchange_cuda **exchange) { *exchange = NULL; }
-static inline tc_err tc_exchange_cuda_sum(tc_exchange_cuda *exchange, double *device_values,
-                                          int components) {
-  (void)exchange, (void)device_values, (void)components;
-  return TC_EXCHANGE_CUDA_UNSUPPORTED_;
-}
 static inline tc_err tc_exchange_cuda_sum_fields(tc_exchange_cuda *exchange, int count,
                                                  double *const device_values[],
                                                  const int components[]) {
