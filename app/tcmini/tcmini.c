@@ -331,12 +331,12 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
   /* The checks read the results, the assembled matrices included, and the
    * output the vectors and the element matrices: on a GPU these come to the
    * host once, here, outside the loop's time (in the copy_back phase). */
-  const bool checks = tc_config_checks_enabled(config);
-  const bool matrices_read = checks || (output && config->element_matrices);
-  if (err == TC_SUCCESS && (checks || output))
+  const bool checks_on = tc_config_checks_enabled(config);
+  const bool matrices_read = checks_on || (output && config->element_matrices);
+  if (err == TC_SUCCESS && (checks_on || output))
     err = agree(timers, tc_loop_finish(loop, timers, matrices_read));
 
-  if (err == TC_SUCCESS && tc_config_checks_enabled(config)) {
+  if (err == TC_SUCCESS && checks_on) {
     tc_check_list checks;
     err = tc_timer_start(timers, TC_PHASE_CHECKS);
     if (err == TC_SUCCESS)
