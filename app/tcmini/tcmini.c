@@ -98,7 +98,9 @@ static tc_err report_results(tc_report *report, const tc_mesh *mesh, const tc_lo
 
 /* Figures of merit: cells per second through the whole loop, and GFLOP/s of
  * each kernel (flops of all ranks over the slowest rank's kernel time); the
- * kernels that run fused count together over the fused phase's time. */
+ * kernels that run fused count together over the fused phase's time. With
+ * batches in flight the kernels have no time of their own (the batches
+ * phase times them together), and no figure. */
 static tc_err report_figures(tc_report *report, const tc_config *config, const tc_loop *loop,
                              const tc_phase_stats *stats, double loop_seconds) {
   double cells = (double)(config->cells[0] * config->cells[1] * config->cells[2]);
@@ -114,15 +116,14 @@ static tc_err report_figures(tc_report *report, const tc_config *config, const t
       fused_flops += flops;
       continue;
     }
-    double seconds = stats[tc_phase_of_kernel(k)].max;
-    TC_CALL(tc_report_add_figure(report, tc_kernel_name(k), seconds > 0 ? flops / seconds / 1e9 : 0,
-                                 "GFLOP/s"));
+    const double seconds = stats[tc_phase_of_kernel(k)].max;
+    if (seconds > 0)
+      TC_CALL(tc_report_add_figure(report, tc_kernel_name(k), flops / seconds / 1e9, "GFLOP/s"));
   }
   const double fused_seconds = stats[TC_PHASE_FUSED_ELASTICITY].max;
-  if (fused_flops > 0)
+  if (fused_flops > 0 && fused_seconds > 0)
     TC_CALL(tc_report_add_figure(report, tc_phase_name(TC_PHASE_FUSED_ELASTICITY),
-                                 fused_seconds > 0 ? fused_flops / fused_seconds / 1e9 : 0,
-                                 "GFLOP/s"));
+                                 fused_flops / fused_seconds / 1e9, "GFLOP/s"));
   return TC_SUCCESS;
 }
 

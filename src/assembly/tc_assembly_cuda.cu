@@ -282,6 +282,11 @@ tc_err check_block(const tc_assembly_cuda *a, const tc_element_block *block) {
   return TC_SUCCESS;
 }
 
+/// The stream a call queues on: its own, or the assembly's.
+cudaStream_t stream_or_own(const tc_assembly_cuda *a, void *stream) {
+  return stream ? (cudaStream_t)stream : a->stream;
+}
+
 /// Shared memory a block of matrix_group_kernel takes at most (no opt-in).
 constexpr int kGroupSharedBytes = 48 * 1024;
 
@@ -292,7 +297,7 @@ mesh_view view_of_mesh(const tc_assembly_cuda *a) {
 
 template <typename Real>
 tc_err launch_matrices(const tc_assembly_cuda *a, int components, const tc_element_block *block,
-                       double *values) {
+                       double *values, cudaStream_t stream) {
   int64_t first, last;
   batch_nodes(a, block, &first, &last);
   if (last < first)
@@ -316,16 +321,16 @@ tc_err launch_matrices(const tc_assembly_cuda *a, int components, const tc_eleme
         (unsigned)std::min<int64_t>((nodes + groups - 1) / groups, tc_cuda_grid::kMaxBlocks);
     const size_t shared = (size_t)groups * capacity * sizeof(double);
     if (components == 3)
-      matrix_group_kernel<Real, 3><<<blocks, groups * lanes, shared, a->stream>>>(
+      matrix_group_kernel<Real, 3><<<blocks, groups * lanes, shared, stream>>>(
           view_of_mesh(a), csr.row_offsets, block->cell_begin, view, first, last + 1, lanes,
           capacity, values);
     else
-      matrix_group_kernel<Real, 1><<<blocks, groups * lanes, shared, a->stream>>>(
+      matrix_group_kernel<Real, 1><<<blocks, groups * lanes, shared, stream>>>(
           view_of_mesh(a), csr.row_offsets, block->cell_begin, view, first, last + 1, lanes,
           capacity, values);
     TC_CUDA_CALL(cudaGetLastError());
   } else {
-    TC_LAUNCH(matrix_row_kernel<Real>, (last + 1 - first) * components, a->stream,
+    TC_LAUNCH(matrix_row_kernel<Real>, (last + 1 - first) * components, stream,
               view_of_mesh(a), csr.row_offsets, components, block->cell_begin, view,
               first * components, (last + 1) * components, values);
   }
@@ -334,13 +339,13 @@ tc_err launch_matrices(const tc_assembly_cuda *a, int components, const tc_eleme
 
 template <typename Real>
 tc_err launch_vectors(const tc_assembly_cuda *a, int components, const tc_element_block *block,
-                      double *node_values) {
+                      double *node_values, cudaStream_t stream) {
   int64_t first, last;
   batch_nodes(a, block, &first, &last);
   if (last < first)
     return TC_SUCCESS;
   const block_view<Real> view = view_of<Real>(block, (int64_t)a->num_fields * components, 1);
-  TC_LAUNCH(vector_kernel<Real>, (last + 1 - first) * components, a->stream, view_of_mesh(a),
+  TC_LAUNCH(vector_kernel<Real>, (last + 1 - first) * components, stream, view_of_mesh(a),
             components, block->cell_begin, view, first * components, (last + 1) * components,
             node_values);
   return TC_SUCCESS;
@@ -430,32 +435,36 @@ extern "C" const tc_csr *tc_assembly_cuda_graph(const tc_assembly_cuda *assembly
 }
 
 extern "C" tc_err tc_assembly_cuda_add_matrices(const tc_assembly_cuda *assembly, int components,
-                                                const tc_element_block *block, double *values) {
+                                                const tc_element_block *block, double *values,
+                                                void *stream) {
   TC_CALL(check_block(assembly, block));
+  const cudaStream_t queue = stream_or_own(assembly, stream);
   if (block->precision == TC_DOUBLE)
-    return launch_matrices<double>(assembly, components, block, values);
-  return launch_matrices<float>(assembly, components, block, values);
+    return launch_matrices<double>(assembly, components, block, values, queue);
+  return launch_matrices<float>(assembly, components, block, values, queue);
 }
 
 extern "C" tc_err tc_assembly_cuda_add_vectors(const tc_assembly_cuda *assembly, int components,
                                                const tc_element_block *block,
-                                               double *node_values) {
+                                               double *node_values, void *stream) {
   TC_CALL(check_block(assembly, block));
+  const cudaStream_t queue = stream_or_own(assembly, stream);
   if (block->precision == TC_DOUBLE)
-    return launch_vectors<double>(assembly, components, block, node_values);
-  return launch_vectors<float>(assembly, components, block, node_values);
+    return launch_vectors<double>(assembly, components, block, node_values, queue);
+  return launch_vectors<float>(assembly, components, block, node_values, queue);
 }
 
 extern "C" tc_err tc_assembly_cuda_copy_cells(const tc_assembly_cuda *assembly,
                                               const tc_element_block *block, int64_t rows,
-                                              int64_t columns, double *kept) {
+                                              int64_t columns, double *kept, void *stream) {
   TC_CALL(check_block(assembly, block));
   const int64_t items = block->batch_cells * rows * columns;
+  const cudaStream_t queue = stream_or_own(assembly, stream);
   if (block->precision == TC_DOUBLE)
-    TC_LAUNCH(copy_cells_kernel<double>, items, assembly->stream,
+    TC_LAUNCH(copy_cells_kernel<double>, items, queue,
               view_of<double>(block, rows, columns), block->cell_begin, kept);
   else
-    TC_LAUNCH(copy_cells_kernel<float>, items, assembly->stream,
+    TC_LAUNCH(copy_cells_kernel<float>, items, queue,
               view_of<float>(block, rows, columns), block->cell_begin, kept);
   return TC_SUCCESS;
 }

@@ -41,22 +41,25 @@ const tc_csr *tc_assembly_cuda_graph(const tc_assembly_cuda *assembly, int compo
 /// batch must start at a multiple of batch_cells) into the device values of
 /// a matrix of `components` per node. A node's rows are set to zero, not
 /// added to, in the batch that holds the node's first cell, so that a step
-/// needs no zeroing of the matrices. Asynchronous.
+/// needs no zeroing of the matrices. Asynchronous, on `stream` (a
+/// cudaStream_t; NULL: the stream the assembly was created with), as are the
+/// two calls below.
 tc_err tc_assembly_cuda_add_matrices(const tc_assembly_cuda *assembly, int components,
-                                     const tc_element_block *block, double *values);
+                                     const tc_element_block *block, double *values,
+                                     void *stream);
 
 /// Adds the element vectors of a batch into a device node vector
 /// [num_nodes][components] (zeroed by the caller before the first batch).
-/// Asynchronous.
 tc_err tc_assembly_cuda_add_vectors(const tc_assembly_cuda *assembly, int components,
-                                    const tc_element_block *block, double *node_values);
+                                    const tc_element_block *block, double *node_values,
+                                    void *stream);
 
 /// Copies the (rows x columns) element outputs of a batch into the device
 /// array kept, [cells][rows][columns] row-major in double, at the batch's
-/// cells. Asynchronous.
+/// cells.
 tc_err tc_assembly_cuda_copy_cells(const tc_assembly_cuda *assembly,
                                    const tc_element_block *block, int64_t rows, int64_t columns,
-                                   double *kept);
+                                   double *kept, void *stream);
 
 /// Row sums and diagonal of a device matrix of `components` per node into
 /// device node vectors (either may be NULL), each row summed in ascending
@@ -90,20 +93,20 @@ static inline const tc_csr *tc_assembly_cuda_graph(const tc_assembly_cuda *assem
 }
 static inline tc_err tc_assembly_cuda_add_matrices(const tc_assembly_cuda *assembly,
                                                    int components, const tc_element_block *block,
-                                                   double *values) {
-  (void)assembly, (void)components, (void)block, (void)values;
+                                                   double *values, void *stream) {
+  (void)assembly, (void)components, (void)block, (void)values, (void)stream;
   return TC_ASSEMBLY_CUDA_UNSUPPORTED_;
 }
 static inline tc_err tc_assembly_cuda_add_vectors(const tc_assembly_cuda *assembly,
                                                   int components, const tc_element_block *block,
-                                                  double *node_values) {
-  (void)assembly, (void)components, (void)block, (void)node_values;
+                                                  double *node_values, void *stream) {
+  (void)assembly, (void)components, (void)block, (void)node_values, (void)stream;
   return TC_ASSEMBLY_CUDA_UNSUPPORTED_;
 }
 static inline tc_err tc_assembly_cuda_copy_cells(const tc_assembly_cuda *assembly,
                                                  const tc_element_block *block, int64_t rows,
-                                                 int64_t columns, double *kept) {
-  (void)assembly, (void)block, (void)rows, (void)columns, (void)kept;
+                                                 int64_t columns, double *kept, void *stream) {
+  (void)assembly, (void)block, (void)rows, (void)columns, (void)kept, (void)stream;
   return TC_ASSEMBLY_CUDA_UNSUPPORTED_;
 }
 static inline tc_err tc_assembly_cuda_row_sums_and_diagonal(const tc_assembly_cuda *assembly,

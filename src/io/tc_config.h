@@ -15,6 +15,8 @@
 
 /// Longest string value (paths, label), including the terminating NUL.
 enum { TC_CONFIG_STRING_MAX = 1024 };
+/// Most GPU batches in flight at once (run.in_flight).
+enum { TC_CONFIG_MAX_IN_FLIGHT = 8 };
 
 /// Value of run.layout that lets the backend choose (see tc_config_layout).
 enum { TC_CONFIG_LAYOUT_AUTO = -1 };
@@ -73,6 +75,7 @@ typedef struct {
   tc_precision precision;    ///< element type of the contractions
   int64_t steps;             ///< assembly steps (>= 1); times are summed over them
   int64_t batch_cells;       ///< cells per batch of the assembly loop, 0 = the backend's choice
+  int64_t in_flight;         ///< GPU batches in flight at once (0 to TC_CONFIG_MAX_IN_FLIGHT), 0 = the loop's choice
   bool roofline;             ///< measure the devices' ceilings for the loop's roofline
   bool gpu_sharing;          ///< allow several ranks per GPU
   bool memory_check;         ///< refuse a run that cannot fit in memory (tc_memory_check)

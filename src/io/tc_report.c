@@ -62,7 +62,7 @@ struct tc_report {
   bool have_run;
   bool have_workset, workset_chosen;
   char workset_rule[256]; ///< how the loop sized its workset
-  char replay[256];       ///< how the steps ran their batches ("": not known)
+  char replay[512];       ///< how the steps ran their batches ("": not known)
   int64_t workset_cells, workset_batches;
   tc_config config;
   char *deck;       ///< the effective deck text

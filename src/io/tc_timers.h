@@ -28,6 +28,9 @@
 ///   first_touch: host memory touched page by page by the threads that use it
 ///   record:      on GPUs, the first step's batches recorded as a CUDA graph
 ///                and prepared for replay (host time; the GPU waits)
+///   batches:     on GPUs with batches in flight (run.in_flight > 1), the
+///                geometry ... assemble of a step's batches, which overlap,
+///                timed together
 ///   geometry ... exchange: the assembly steps
 ///   wait:        a rank waiting for the others where the ranks agree on the
 ///                outcome of a step (load imbalance)
@@ -44,6 +47,7 @@
   PHASE(UPLOAD, "upload")                                                      \
   PHASE(FIRST_TOUCH, "first_touch")                                            \
   PHASE(RECORD, "record")                                                      \
+  PHASE(BATCHES, "batches")                                                    \
   PHASE(GEOMETRY, "geometry")                                                  \
   PHASE(BASIS, "basis")                                                        \
   KERNEL(FIELD_FIELD_SCALAR)                                                   \

@@ -107,20 +107,66 @@ static tc_err allocate_results(tc_loop *loop) {
   return TC_SUCCESS;
 }
 
-/* The contraction inputs and outputs of a batch, in the device's memory
- * (the step backend first-touches them on CPUs). */
+/* Makes `lane`'s inputs and outputs the current batch's. */
+static void use_lane_arrays(tc_loop *loop, int lane) {
+  memcpy(loop->input_device, loop->lane_inputs[lane], sizeof loop->input_device);
+  memcpy(loop->output_device, loop->lane_outputs[lane], sizeof loop->output_device);
+}
+
+/* The contraction inputs and outputs of a batch, one set a batch in flight,
+ * in the device's memory (the step backend first-touches them on CPUs). */
 static tc_err allocate_batch(tc_loop *loop) {
   const int64_t C = loop->batch_cells, F = loop->num_fields, P = loop->num_points;
   const int64_t element = tc_precision_size(loop->precision);
-  for (int i = 0; i < TC_INPUT_COUNT; ++i)
-    if (loop->input_needed[i])
-      TC_CALL(tc_device_alloc(loop->device, (size_t)(tc_physics_input_count(i, C, F, P) * element),
-                              &loop->input_device[i]));
-  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
-    if (loop->config->kernels[k])
-      TC_CALL(tc_device_alloc(loop->device, (size_t)(output_count(k, C, F, P) * element),
-                              &loop->output_device[k]));
+  for (int lane = 0; lane < loop->in_flight; ++lane) {
+    for (int i = 0; i < TC_INPUT_COUNT; ++i)
+      if (loop->input_needed[i])
+        TC_CALL(tc_device_alloc(loop->device,
+                                (size_t)(tc_physics_input_count(i, C, F, P) * element),
+                                &loop->lane_inputs[lane][i]));
+    for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+      if (loop->config->kernels[k])
+        TC_CALL(tc_device_alloc(loop->device, (size_t)(output_count(k, C, F, P) * element),
+                                &loop->lane_outputs[lane][k]));
+  }
+  use_lane_arrays(loop, 0);
   return TC_SUCCESS;
+}
+
+/* Batches in flight: run.in_flight, or the backend's rule; one where a
+ * kernel runs the vendor library (whose handle's workspace the streams would
+ * share) or AUTO probes on the first batch. */
+static void choose_in_flight(tc_loop *loop) {
+  const tc_config *config = loop->config;
+  char why[sizeof loop->in_flight_rule];
+  loop->in_flight = loop->backend->in_flight(loop, why, sizeof why);
+  bool vendor = false;
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+    vendor = vendor || (config->kernels[k] && !loop->fused[k] &&
+                        loop->variants[k] == TC_VARIANT_VENDOR);
+  if (loop->in_flight > 1 && (vendor || config->probe)) {
+    snprintf(why, sizeof why, "one: %s",
+             vendor ? "a kernel runs the vendor library" : "run.probe times AUTO's candidates");
+    loop->in_flight = 1;
+  }
+  if (loop->in_flight > 1 && loop->in_flight > loop->num_batches) {
+    snprintf(why, sizeof why, "one a batch: %lld batch%s a step", (long long)loop->num_batches,
+             loop->num_batches == 1 ? "" : "es");
+    loop->in_flight = loop->num_batches > 1 ? (int)loop->num_batches : 1;
+  }
+  snprintf(loop->in_flight_rule, sizeof loop->in_flight_rule, "%s", why);
+}
+
+/* How a step runs its batches, for the report: `how`, then the batches in
+ * flight where there are several or several were asked for. */
+static void set_replay_note(tc_loop *loop, const char *how) {
+  if (loop->in_flight > 1 || loop->config->in_flight > 1)
+    snprintf(loop->replay_note, sizeof loop->replay_note,
+             "%.250s; %d batch%s in flight (%.150s)%s", how, loop->in_flight,
+             loop->in_flight == 1 ? "" : "es", loop->in_flight_rule,
+             loop->in_flight > 1 ? ", their phases timed together as the batches phase" : "");
+  else
+    snprintf(loop->replay_note, sizeof loop->replay_note, "%s", how);
 }
 
 static tc_err setup_basis(tc_loop *loop) {
@@ -180,17 +226,6 @@ static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
   if (loop->batch_cells < 1)
     loop->batch_cells = 1;
   loop->num_batches = cells > 0 ? (cells + loop->batch_cells - 1) / loop->batch_cells : 0;
-  snprintf(loop->replay_note, sizeof loop->replay_note, "%s",
-           !tc_device_can_record(loop->device) ? "each batch run from the host"
-           : config->graph ? "each batch launched from the host (not yet recorded)"
-                           : "each batch launched from the host (run.graph = false)");
-  TC_CALL(tc_assembly_create(loop->mesh, &loop->assembly));
-  TC_CALL(allocate_results(loop));
-  TC_CALL(allocate_batch(loop));
-  TC_CALL(tc_loop_clock_create(loop->device, &loop->clock));
-  TC_CALL(tc_timer_start(loop->timers, TC_PHASE_UPLOAD));
-  TC_CALL(loop->backend->create(loop));
-  TC_CALL(tc_timer_stop(loop->timers, TC_PHASE_UPLOAD));
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
     if (!config->kernels[k] || loop->fused[k])
       continue;
@@ -199,6 +234,17 @@ static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
     TC_CALL(tc_contract_choose(loop->contract, tuning, &shape, config->variant,
                                &loop->variants[k], &loop->choices[k]));
   }
+  choose_in_flight(loop);
+  set_replay_note(loop, !tc_device_can_record(loop->device) ? "each batch run from the host"
+                        : config->graph ? "each batch launched from the host (not yet recorded)"
+                                        : "each batch launched from the host (run.graph = false)");
+  TC_CALL(tc_assembly_create(loop->mesh, &loop->assembly));
+  TC_CALL(allocate_results(loop));
+  TC_CALL(allocate_batch(loop));
+  TC_CALL(tc_loop_clock_create(loop->device, &loop->clock));
+  TC_CALL(tc_timer_start(loop->timers, TC_PHASE_UPLOAD));
+  TC_CALL(loop->backend->create(loop));
+  TC_CALL(tc_timer_stop(loop->timers, TC_PHASE_UPLOAD));
   return TC_SUCCESS;
 }
 
@@ -231,10 +277,12 @@ void tc_loop_destroy(tc_loop **loop) {
   if (l->backend)
     l->backend->destroy(l);
   tc_loop_clock_destroy(&l->clock);
-  for (int i = 0; i < TC_INPUT_COUNT; ++i)
-    tc_device_free(l->device, &l->input_device[i]);
-  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
-    tc_device_free(l->device, &l->output_device[k]);
+  for (int lane = 0; lane < TC_CONFIG_MAX_IN_FLIGHT; ++lane) {
+    for (int i = 0; i < TC_INPUT_COUNT; ++i)
+      tc_device_free(l->device, &l->lane_inputs[lane][i]);
+    for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+      tc_device_free(l->device, &l->lane_outputs[lane][k]);
+  }
   double *owned[] = {l->ref_values, l->ref_gradients, l->weights, l->results.mass, l->results.stiffness, l->results.elasticity,
                      l->results.lumped_mass, l->results.stiffness_diagonal,
                      l->results.elasticity_diagonal, l->results.load, l->results.flux_load,
@@ -257,12 +305,18 @@ static bool probe_pending(const tc_loop *loop, tc_kernel k) {
          loop->variants[k] != TC_VARIANT_VENDOR;
 }
 
+/* Starts `phase` of a batch on the loop's clock; with batches in flight,
+ * whose phases overlap, the batches phase (marked once a step) times them. */
+static tc_err mark_phase(tc_loop *loop, tc_phase phase) {
+  return loop->in_flight > 1 ? TC_SUCCESS : tc_loop_clock_mark(loop->clock, phase);
+}
+
 /* The selected contractions of a batch, each timed as its own phase, and
  * those that run fused (run.inputs = fused) in one phase of their own. */
 static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
   const tc_config *config = loop->config;
   if (loop->any_fused) {
-    TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_FUSED_ELASTICITY));
+    TC_CALL(mark_phase(loop, TC_PHASE_FUSED_ELASTICITY));
     TC_CALL(loop->backend->fused_elasticity(loop, cells));
   }
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
@@ -277,11 +331,11 @@ static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
     tc_contraction shape = tc_physics_contraction(k, cells, loop->num_fields, loop->num_points,
                                                   loop->layout, loop->precision);
     const bool probe = probe_pending(loop, k);
-    TC_CALL(tc_loop_clock_mark(loop->clock, tc_phase_of_kernel(k)));
+    TC_CALL(mark_phase(loop, tc_phase_of_kernel(k)));
     TC_CALL(tc_contract(loop->contract, &shape, probe ? TC_VARIANT_AUTO : loop->variants[k],
                         loop->input_device[tc_physics_left_input(k)],
                         loop->input_device[tc_physics_right_input(k)], loop->output_device[k],
-                        tc_device_stream(loop->device)));
+                        loop->backend->queue(loop)));
     if (probe) {
       TC_CALL(tc_contract_choose(loop->contract, NULL, &shape, TC_VARIANT_AUTO, &loop->variants[k],
                                  &loop->choices[k]));
@@ -301,22 +355,34 @@ static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
   } while (0)
 
 /* The batches of a step, each phase queued on the device at a mark of the
- * loop's clock. */
+ * loop's clock; with batches in flight, batch b on lane b % in_flight, and
+ * the whole timed as the batches phase (the row sums after it go to
+ * assemble, as with one lane). */
 static tc_err queue_batches(tc_loop *loop) {
   const tc_loop_backend *backend = loop->backend;
+  if (loop->in_flight > 1)
+    TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_BATCHES));
+  TC_CALL(backend->begin_batches(loop));
   for (int64_t b = 0; b < loop->num_batches; ++b) {
     const int64_t begin = b * loop->batch_cells;
     const int64_t cells = begin + loop->batch_cells <= loop->local->num_cells
                               ? loop->batch_cells
                               : loop->local->num_cells - begin;
-    TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_GEOMETRY));
+    const int lane = (int)(b % loop->in_flight);
+    use_lane_arrays(loop, lane);
+    TC_CALL(backend->use_lane(loop, lane));
+    TC_CALL(mark_phase(loop, TC_PHASE_GEOMETRY));
     TC_CALL(backend->geometry(loop, begin, cells));
-    TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_BASIS));
+    TC_CALL(mark_phase(loop, TC_PHASE_BASIS));
     TC_CALL(backend->inputs(loop, cells));
     TC_CALL(batch_contractions(loop, cells));
-    TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_ASSEMBLE));
+    TC_CALL(mark_phase(loop, TC_PHASE_ASSEMBLE));
     TC_CALL(backend->assemble(loop, begin, cells));
   }
+  TC_CALL(backend->end_batches(loop));
+  use_lane_arrays(loop, 0);
+  if (loop->in_flight > 1)
+    TC_CALL(tc_loop_clock_mark(loop->clock, TC_PHASE_ASSEMBLE));
   return TC_SUCCESS;
 }
 
@@ -354,17 +420,20 @@ static tc_err record_batches(tc_loop *loop) {
       loop->recorded_marks[1] = tc_loop_clock_count(loop->clock);
       for (int k = 0; k < TC_KERNEL_COUNT; ++k)
         loop->recorded_flops[k] = loop->kernel_flops[k] - flops[k];
-      snprintf(loop->replay_note, sizeof loop->replay_note,
+      char how[sizeof loop->replay_note];
+      snprintf(how, sizeof how,
                "one CUDA graph of the %lld batches, recorded once (the record phase) and "
                "replayed each step",
                (long long)loop->num_batches);
+      set_replay_note(loop, how);
       return tc_device_replay(loop->device, recording);
     }
     tc_device_recording_destroy(&recording);
   }
-  snprintf(loop->replay_note, sizeof loop->replay_note,
-           "each batch launched from the host (recording a CUDA graph failed: %s)",
+  char how[sizeof loop->replay_note];
+  snprintf(how, sizeof how, "each batch launched from the host (recording a CUDA graph failed: %s)",
            tc_error_message());
+  set_replay_note(loop, how);
   tc_error_clear();
   ++loop->record_failures;
   memcpy(loop->kernel_flops, flops, sizeof flops);

@@ -7,6 +7,7 @@
 #ifndef TC_LOOP_BACKEND_H
 #define TC_LOOP_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tc_loop_impl.h"
@@ -21,8 +22,21 @@ typedef struct tc_loop_backend {
   tc_err (*create)(tc_loop *loop);
   /// Releases loop->state. Safe after a failed create.
   void (*destroy)(tc_loop *loop);
+  /// Batches in flight for run.in_flight = 0 (the loop's choice), batches
+  /// of loop->batch_cells cells: as many as fill the device (1 on CPUs,
+  /// which run one batch at a time); `why` gets the rule, for the report.
+  int (*in_flight)(const tc_loop *loop, char *why, size_t size);
   /// Zeroes what a step accumulates into.
   tc_err (*begin_step)(tc_loop *loop);
+  /// A step's batches start, and (end_batches) have all been queued: with
+  /// batches in flight the lanes fork from and join back into the device's
+  /// queue. use_lane makes `lane` (batch b goes on lane b % in_flight) the
+  /// one the next batch's phases are queued on; queue is its stream, for
+  /// the contractions.
+  tc_err (*begin_batches)(tc_loop *loop);
+  tc_err (*use_lane)(tc_loop *loop, int lane);
+  tc_err (*end_batches)(tc_loop *loop);
+  void *(*queue)(const tc_loop *loop);
   /// Geometry of cells [begin, begin + cells), and their volumes. May
   /// return before an inverted cell is known (check_geometry reports it).
   tc_err (*geometry)(tc_loop *loop, int64_t begin, int64_t cells);
@@ -37,7 +51,7 @@ typedef struct tc_loop_backend {
   /// (tc_physics_fused.h), into their outputs (loop->output_device).
   tc_err (*fused_elasticity)(tc_loop *loop, int64_t cells);
   /// Every selected kernel's output of the batch (loop->output_device)
-  /// gathered into the assembled results.
+  /// gathered into the assembled results, after the batch before's.
   tc_err (*assemble)(tc_loop *loop, int64_t begin, int64_t cells);
   /// Row sums and diagonals of the assembled matrices, after the last batch.
   tc_err (*reduce_rows)(tc_loop *loop);

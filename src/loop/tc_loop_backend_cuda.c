@@ -7,6 +7,7 @@
  * device until copy_results. Plain C: without the
  * CUDA backend in the build the calls it makes fail with
  * TC_ERR_UNSUPPORTED, and a device of that kind cannot be opened. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "tc_exchange_cuda.h"
@@ -19,7 +20,8 @@ typedef struct {
   int host_stale;             /* tc_loop_cuda_results kinds the host's copies lag */
 } cuda_state;
 
-/* A sixteenth of the GPU's memory, at most 8 GiB: on an H100 with the
+/* A sixteenth of the GPU's memory, at most 8 GiB (shared by the batches in
+ * flight that run.in_flight asks for): on an H100 with the
  * elasticity trio fused, worksets of about 170,000 Q1 or 13,600 Q2 cells,
  * where the loop's launches are long enough to fill the GPU
  * (docs/measurements/mini-app-gpu.md, df4729b: Q1 128^3 at 11.3 M cells/s
@@ -30,6 +32,8 @@ static tc_err cuda_batch_budget(const tc_loop *loop, double *bytes) {
   TC_CALL(tc_device_memory_bytes(loop->device, &memory));
   const double sixteenth = (double)memory / 16.0, most = 8.0 * 1024 * 1024 * 1024;
   *bytes = sixteenth < most ? sixteenth : most;
+  if (loop->config->in_flight > 1) /* each batch in flight has arrays of its own */
+    *bytes /= (double)loop->config->in_flight;
   return TC_SUCCESS;
 }
 
@@ -51,12 +55,47 @@ static tc_err cuda_create(tc_loop *loop) {
   TC_CALL(tc_loop_cuda_create(loop->local, loop->batch_cells, loop->num_points, loop->ref_values,
                               loop->ref_gradients, loop->weights, tc_physics_default_fields(),
                               loop->assembly, &loop->results, stream, &s->gpu));
+  TC_CALL(tc_loop_cuda_set_lanes(s->gpu, loop->in_flight));
   const tc_exchange_mode exchange = tc_config_exchange(loop->config);
   if (exchange != TC_EXCHANGE_HOST)
     TC_CALL(tc_exchange_cuda_create(loop->mesh, 3 * TC_LOOP_CUDA_MAX_NODE_VECTORS,
                                     exchange == TC_EXCHANGE_GPU_AWARE, stream,
                                     &s->exchange));
   return TC_SUCCESS;
+}
+
+/* run.in_flight, or as many batches as fill the GPU
+ * (tc_loop_cuda_lanes_to_fill). */
+static int cuda_in_flight(const tc_loop *loop, char *why, size_t size) {
+  if (loop->config->in_flight > 0) {
+    snprintf(why, size, "run.in_flight");
+    return (int)loop->config->in_flight;
+  }
+  const int64_t items = loop->num_fields * loop->num_points;
+  const int lanes = tc_loop_cuda_lanes_to_fill(loop->batch_cells, items);
+  snprintf(why, size, "enough for the GPU: batches of %lld cells x %lld fields x points",
+           (long long)loop->batch_cells, (long long)items);
+  return lanes;
+}
+
+static tc_err cuda_begin_batches(tc_loop *loop) {
+  cuda_state *s = loop->state;
+  return tc_loop_cuda_begin_batches(s->gpu);
+}
+
+static tc_err cuda_use_lane(tc_loop *loop, int lane) {
+  cuda_state *s = loop->state;
+  return tc_loop_cuda_use_lane(s->gpu, lane);
+}
+
+static tc_err cuda_end_batches(tc_loop *loop) {
+  cuda_state *s = loop->state;
+  return tc_loop_cuda_end_batches(s->gpu);
+}
+
+static void *cuda_queue(const tc_loop *loop) {
+  const cuda_state *s = loop->state;
+  return tc_loop_cuda_queue(s->gpu);
 }
 
 /* The step accumulates into device arrays, and the copies back overwrite
@@ -93,14 +132,15 @@ static tc_err cuda_fused_elasticity(tc_loop *loop, int64_t cells) {
 }
 
 /* Every selected kernel's output gathered on the device (the element-matrix
- * copies included). */
+ * copies included), after the batch before's gathers on whichever lane. */
 static tc_err cuda_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
   cuda_state *s = loop->state;
+  TC_CALL(tc_loop_cuda_await_assembly(s->gpu));
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
     if (loop->config->kernels[k])
       TC_CALL(tc_loop_cuda_assemble(s->gpu, k, begin, cells, loop->layout, loop->precision,
                                     loop->output_device[k]));
-  return TC_SUCCESS;
+  return tc_loop_cuda_assembled(s->gpu);
 }
 
 /* The row sums and diagonals, then (host exchange, where this rank shares
@@ -144,7 +184,12 @@ const tc_loop_backend tc_loop_backend_cuda = {
     .batch_budget = cuda_batch_budget,
     .create = cuda_create,
     .destroy = cuda_destroy,
+    .in_flight = cuda_in_flight,
     .begin_step = cuda_begin_step,
+    .begin_batches = cuda_begin_batches,
+    .use_lane = cuda_use_lane,
+    .end_batches = cuda_end_batches,
+    .queue = cuda_queue,
     .geometry = cuda_geometry,
     .check_geometry = cuda_check_geometry,
     .inputs = cuda_inputs,

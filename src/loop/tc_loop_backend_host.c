@@ -280,6 +280,26 @@ static tc_err host_exchange(tc_loop *loop) {
   return tc_mesh_sum_shared_fields(loop->mesh, count, values, components);
 }
 
+/* CPUs run one batch at a time, with all the rank's threads: no lanes. */
+static int host_in_flight(const tc_loop *loop, char *why, size_t size) {
+  (void)loop;
+  snprintf(why, size, "CPU backends run one batch at a time");
+  return 1;
+}
+
+static tc_err host_batches(tc_loop *loop) {
+  (void)loop;
+  return TC_SUCCESS;
+}
+
+static tc_err host_use_lane(tc_loop *loop, int lane) {
+  (void)loop;
+  (void)lane;
+  return TC_SUCCESS;
+}
+
+static void *host_queue(const tc_loop *loop) { return tc_device_stream(loop->device); }
+
 /* The host's results are always current. */
 static tc_err host_copy_results(tc_loop *loop, bool matrices) {
   (void)loop;
@@ -292,7 +312,12 @@ const tc_loop_backend tc_loop_backend_host = {
     .batch_budget = host_batch_budget,
     .create = host_create,
     .destroy = host_destroy,
+    .in_flight = host_in_flight,
     .begin_step = host_begin_step,
+    .begin_batches = host_batches,
+    .use_lane = host_use_lane,
+    .end_batches = host_batches,
+    .queue = host_queue,
     .geometry = host_geometry,
     .check_geometry = host_check_geometry,
     .inputs = host_inputs,

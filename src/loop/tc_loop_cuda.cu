@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 
@@ -20,6 +21,7 @@ extern "C" {
 #include "tc_physics_cuda.h"
 }
 
+#include "tc_cuda_limits.cuh"
 #include "tc_cuda_memory.cuh"
 
 namespace {
@@ -92,16 +94,37 @@ double **host_slot(tc_loop_results *r, int which) {
 
 } // namespace
 
+/// Most batches in flight (tc_loop_cuda_set_lanes).
+constexpr int kMaxLanes = 8;
+/// Work items (cells x fields x points) in flight a multiprocessor that
+/// fill the GPU, and the most batches in flight that takes
+/// (tc_loop_cuda_lanes_to_fill): 16.9 M items on an H100 or H200. Measured
+/// on an H200 (docs/measurements/mini-app-gpu.md): Q1 cells with 27 points
+/// (216 items a cell) ran fastest four at a time in batches of 1,024 to
+/// 16,384 cells (eight: 1-11% slower), Q2 cells with 125 points (3,375)
+/// four at a time in batches of 1,024 and two in batches of 4,096; the
+/// default worksets (36.7 M and 45.9 M items) run as fast one at a time.
+constexpr double kFillItemsPerSM = 128 * 1024;
+constexpr int kMostLanesToFill = 4;
+
 struct tc_loop_cuda {
-  cudaStream_t stream;
+  cudaStream_t stream; ///< the loop's stream: lane 0, the zeroing, row sums, copies
   int64_t num_cells, num_nodes, batch_cells, num_points;
   int num_fields;
   tc_physics_fields fields;
   double *coords; ///< the mesh's node coordinates
   tc_assembly_cuda *assembly; ///< the mesh's links and cell nodes, the CSR structures
-  /// Geometry of the current batch (its arrays and the reference basis are
-  /// owned here); batch.cells is the batch formed last (-1: none, or it failed).
-  tc_geometry_cuda_batch batch;
+  /// Geometry of each lane's current batch (its arrays and the reference
+  /// basis are owned here); cells is the batch formed last on the lane (-1:
+  /// none, or it failed).
+  tc_geometry_cuda_batch batches[kMaxLanes];
+  /// Batches in flight: the lanes, the current one, their streams (streams[0]
+  /// is `stream`); events: the step's start, each lane's end, the last
+  /// batch's gathers (and whether a batch of this step recorded it).
+  int lanes, lane;
+  cudaStream_t streams[kMaxLanes];
+  cudaEvent_t forked, joined[kMaxLanes], assembled;
+  bool assembled_pending;
   double *ref_values, *ref_gradients, *weights;
   /// Inverted-cell flags, one device int per batch (set by the geometry
   /// where some det J <= 0, cleared by the check), and their host copy.
@@ -134,17 +157,9 @@ int64_t result_count(const tc_loop_cuda *l, int which) {
   return l->num_cells;
 }
 
-tc_err setup(tc_loop_cuda *l, const tc_mesh_local *mesh, const double *ref_values,
-             const double *ref_gradients, const double *weights, const tc_assembly *assembly,
-             const tc_loop_results *selected) {
+/// A lane's geometry scratch, for batches of batch_cells cells.
+tc_err alloc_geometry(const tc_loop_cuda *l, tc_geometry_cuda_batch *g) {
   const int64_t F = l->num_fields, P = l->num_points, C = l->batch_cells;
-  cudaStream_t s = l->stream;
-  TC_CALL(upload(&l->coords, mesh->coords, 3 * mesh->num_nodes, "node coordinates", s));
-  TC_CALL(tc_assembly_cuda_create(assembly, mesh, C, s, &l->assembly));
-  TC_CALL(upload(&l->ref_values, ref_values, F * P, "basis values", s));
-  TC_CALL(upload(&l->ref_gradients, ref_gradients, F * P * 3, "basis gradients", s));
-  TC_CALL(upload(&l->weights, weights, P, "quadrature weights", s));
-  tc_geometry_cuda_batch *g = &l->batch;
   g->num_fields = l->num_fields;
   g->num_points = P;
   g->cells = -1;
@@ -155,6 +170,26 @@ tc_err setup(tc_loop_cuda *l, const tc_mesh_local *mesh, const double *ref_value
   TC_CALL(device_alloc(&g->node_coords, C * F * 3, "batch node coordinates"));
   TC_CALL(device_alloc(&g->inverses, C * P * 9, "batch inverse Jacobians"));
   TC_CALL(device_alloc(&g->measures, C * P, "batch measures"));
+  return TC_SUCCESS;
+}
+
+/// The current lane's geometry and stream.
+tc_geometry_cuda_batch &lane_batch(tc_loop_cuda *l) { return l->batches[l->lane]; }
+cudaStream_t lane_stream(const tc_loop_cuda *l) { return l->streams[l->lane]; }
+
+tc_err setup(tc_loop_cuda *l, const tc_mesh_local *mesh, const double *ref_values,
+             const double *ref_gradients, const double *weights, const tc_assembly *assembly,
+             const tc_loop_results *selected) {
+  const int64_t F = l->num_fields, P = l->num_points, C = l->batch_cells;
+  cudaStream_t s = l->stream;
+  TC_CALL(upload(&l->coords, mesh->coords, 3 * mesh->num_nodes, "node coordinates", s));
+  TC_CALL(tc_assembly_cuda_create(assembly, mesh, C, s, &l->assembly));
+  TC_CALL(upload(&l->ref_values, ref_values, F * P, "basis values", s));
+  TC_CALL(upload(&l->ref_gradients, ref_gradients, F * P * 3, "basis gradients", s));
+  TC_CALL(upload(&l->weights, weights, P, "quadrature weights", s));
+  TC_CALL(alloc_geometry(l, &l->batches[0]));
+  l->lanes = 1;
+  l->streams[0] = s;
   l->num_batches = std::max<int64_t>((l->num_cells + C - 1) / C, 1);
   TC_CALL(device_alloc(&l->inverted, l->num_batches, "inverted-cell flags"));
   TC_CUDA_CALL(cudaMemsetAsync(l->inverted, 0, (size_t)l->num_batches * sizeof(int), s));
@@ -217,15 +252,103 @@ extern "C" void tc_loop_cuda_destroy(tc_loop_cuda **loop) {
   device_free(&l->ref_values);
   device_free(&l->ref_gradients);
   device_free(&l->weights);
-  device_free(&l->batch.node_coords);
-  device_free(&l->batch.inverses);
-  device_free(&l->batch.measures);
+  for (tc_geometry_cuda_batch &batch : l->batches) {
+    device_free(&batch.node_coords);
+    device_free(&batch.inverses);
+    device_free(&batch.measures);
+  }
+  for (int lane = 1; lane < kMaxLanes; ++lane)
+    if (l->streams[lane])
+      cudaStreamDestroy(l->streams[lane]);
+  for (cudaEvent_t event : l->joined)
+    if (event)
+      cudaEventDestroy(event);
+  if (l->forked)
+    cudaEventDestroy(l->forked);
+  if (l->assembled)
+    cudaEventDestroy(l->assembled);
   device_free(&l->inverted);
   free(l->inverted_host);
   for (double *&result : l->results)
     device_free(&result);
   free(l);
   *loop = NULL;
+}
+
+extern "C" tc_err tc_loop_cuda_set_lanes(tc_loop_cuda *loop, int lanes) {
+  tc_loop_cuda *l = loop;
+  TC_CHECK(lanes >= 1 && lanes <= kMaxLanes && l->lanes == 1, TC_ERR_ARGUMENT,
+           "GPU loop: %d batches in flight (1 to %d, set once)", lanes, kMaxLanes);
+  if (lanes == 1)
+    return TC_SUCCESS;
+  TC_CUDA_CALL(cudaEventCreateWithFlags(&l->forked, cudaEventDisableTiming));
+  TC_CUDA_CALL(cudaEventCreateWithFlags(&l->assembled, cudaEventDisableTiming));
+  for (int lane = 1; lane < lanes; ++lane) {
+    TC_CUDA_CALL(cudaStreamCreateWithFlags(&l->streams[lane], cudaStreamNonBlocking));
+    TC_CUDA_CALL(cudaEventCreateWithFlags(&l->joined[lane], cudaEventDisableTiming));
+    TC_CALL(alloc_geometry(l, &l->batches[lane]));
+  }
+  l->lanes = lanes;
+  return TC_SUCCESS;
+}
+
+extern "C" int tc_loop_cuda_lanes_to_fill(int64_t batch_cells, int64_t items_per_cell) {
+  tc_cuda::device_limits limits = {};
+  if (tc_cuda::current_device_limits(&limits) != TC_SUCCESS) {
+    tc_error_clear();
+    return 1;
+  }
+  const double items = (double)std::max<int64_t>(batch_cells, 1) * (double)items_per_cell;
+  const double wanted = std::ceil(kFillItemsPerSM * limits.sms / items);
+  return (int)std::min<double>(std::max(wanted, 1.0), kMostLanesToFill);
+}
+
+extern "C" tc_err tc_loop_cuda_begin_batches(tc_loop_cuda *loop) {
+  tc_loop_cuda *l = loop;
+  l->lane = 0;
+  l->assembled_pending = false;
+  if (l->lanes == 1)
+    return TC_SUCCESS;
+  TC_CUDA_CALL(cudaEventRecord(l->forked, l->stream));
+  for (int lane = 1; lane < l->lanes; ++lane)
+    TC_CUDA_CALL(cudaStreamWaitEvent(l->streams[lane], l->forked, 0));
+  return TC_SUCCESS;
+}
+
+extern "C" tc_err tc_loop_cuda_use_lane(tc_loop_cuda *loop, int lane) {
+  TC_CHECK(lane >= 0 && lane < loop->lanes, TC_ERR_ARGUMENT,
+           "GPU loop: lane %d of %d batches in flight", lane, loop->lanes);
+  loop->lane = lane;
+  return TC_SUCCESS;
+}
+
+extern "C" tc_err tc_loop_cuda_end_batches(tc_loop_cuda *loop) {
+  tc_loop_cuda *l = loop;
+  l->lane = 0;
+  for (int lane = 1; lane < l->lanes; ++lane) {
+    TC_CUDA_CALL(cudaEventRecord(l->joined[lane], l->streams[lane]));
+    TC_CUDA_CALL(cudaStreamWaitEvent(l->stream, l->joined[lane], 0));
+  }
+  return TC_SUCCESS;
+}
+
+extern "C" void *tc_loop_cuda_queue(const tc_loop_cuda *loop) { return lane_stream(loop); }
+
+extern "C" tc_err tc_loop_cuda_await_assembly(tc_loop_cuda *loop) {
+  /* The first batch of a step waits for nothing: begin_batches ordered it
+   * after the step before (and an event of another step may not be waited
+   * on while a CUDA graph of this one is recorded). */
+  if (loop->lanes > 1 && loop->assembled_pending)
+    TC_CUDA_CALL(cudaStreamWaitEvent(lane_stream(loop), loop->assembled, 0));
+  return TC_SUCCESS;
+}
+
+extern "C" tc_err tc_loop_cuda_assembled(tc_loop_cuda *loop) {
+  if (loop->lanes == 1)
+    return TC_SUCCESS;
+  TC_CUDA_CALL(cudaEventRecord(loop->assembled, lane_stream(loop)));
+  loop->assembled_pending = true;
+  return TC_SUCCESS;
 }
 
 extern "C" tc_err tc_loop_cuda_zero(tc_loop_cuda *loop) {
@@ -249,13 +372,14 @@ extern "C" tc_err tc_loop_cuda_geometry(tc_loop_cuda *loop, int64_t begin, int64
            "of %lld",
            (long long)begin, (long long)(begin + cells), (long long)l->num_cells,
            (long long)l->batch_cells);
-  l->batch.cells = -1;
-  tc_geometry_cuda_batch batch = l->batch;
+  tc_geometry_cuda_batch &current = lane_batch(l);
+  current.cells = -1;
+  tc_geometry_cuda_batch batch = current;
   batch.cells = cells;
   TC_CALL(tc_geometry_cuda_form(l->coords, tc_assembly_cuda_cell_nodes(l->assembly), begin,
                                 &batch, l->results[RESULT_CELL_VOLUME],
-                                l->inverted + begin / l->batch_cells, l->stream));
-  l->batch.cells = cells;
+                                l->inverted + begin / l->batch_cells, lane_stream(l)));
+  current.cells = cells;
   return TC_SUCCESS;
 }
 
@@ -275,7 +399,8 @@ extern "C" tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop) {
   if (first < 0)
     return TC_SUCCESS;
   TC_CUDA_CALL(cudaMemsetAsync(l->inverted, 0, bytes, l->stream));
-  l->batch.cells = -1;
+  for (tc_geometry_cuda_batch &batch : l->batches)
+    batch.cells = -1;
   const int64_t begin = first * l->batch_cells;
   TC_FAIL(TC_ERR_INPUT,
           "an inverted or degenerate cell in cells %lld..%lld of this rank: lower "
@@ -286,21 +411,23 @@ extern "C" tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop) {
 extern "C" tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_input input,
                                            int64_t cells, tc_layout layout,
                                            tc_precision precision, void *output_device) {
-  TC_CHECK(cells == loop->batch.cells, TC_ERR_ARGUMENT,
+  const tc_geometry_cuda_batch &batch = lane_batch(loop);
+  TC_CHECK(cells == batch.cells, TC_ERR_ARGUMENT,
            "GPU input of %lld cells, but the geometry last formed is of %lld cells",
-           (long long)cells, (long long)loop->batch.cells);
-  return tc_physics_cuda_build_input(input, &loop->batch, &loop->fields, layout, precision,
-                                     output_device, loop->stream);
+           (long long)cells, (long long)batch.cells);
+  return tc_physics_cuda_build_input(input, &batch, &loop->fields, layout, precision,
+                                     output_device, lane_stream(loop));
 }
 
 extern "C" tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells,
                                                 tc_layout layout, tc_precision precision,
                                                 const tc_physics_fused_outputs *outputs) {
-  TC_CHECK(cells == loop->batch.cells, TC_ERR_ARGUMENT,
+  const tc_geometry_cuda_batch &batch = lane_batch(loop);
+  TC_CHECK(cells == batch.cells, TC_ERR_ARGUMENT,
            "GPU fused elasticity of %lld cells, but the geometry last formed is of %lld cells",
-           (long long)cells, (long long)loop->batch.cells);
-  return tc_physics_cuda_fused_elasticity(&loop->batch, &loop->fields, layout, precision,
-                                          outputs, loop->stream);
+           (long long)cells, (long long)batch.cells);
+  return tc_physics_cuda_fused_elasticity(&batch, &loop->fields, layout, precision, outputs,
+                                          lane_stream(loop));
 }
 
 extern "C" tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, int64_t begin,
@@ -315,16 +442,17 @@ extern "C" tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, in
   const int components = tc_physics_kernel_components(kernel) == 3 ? 3 : 1;
   const int64_t size = (int64_t)loop->num_fields * components;
   double *target = loop->results[kernel];
+  void *queue = lane_stream(loop);
   if (tc_kernel_is_field_field(kernel)) {
-    TC_CALL(tc_assembly_cuda_add_matrices(loop->assembly, components, &block, target));
+    TC_CALL(tc_assembly_cuda_add_matrices(loop->assembly, components, &block, target, queue));
     double *kept = loop->results[RESULT_ELEMENT_MATRICES + kernel];
     if (kept)
-      TC_CALL(tc_assembly_cuda_copy_cells(loop->assembly, &block, size, size, kept));
+      TC_CALL(tc_assembly_cuda_copy_cells(loop->assembly, &block, size, size, kept, queue));
     return TC_SUCCESS;
   }
   if (tc_kernel_is_data_field(kernel))
-    return tc_assembly_cuda_add_vectors(loop->assembly, components, &block, target);
-  return tc_assembly_cuda_copy_cells(loop->assembly, &block, 1, 1, target);
+    return tc_assembly_cuda_add_vectors(loop->assembly, components, &block, target, queue);
+  return tc_assembly_cuda_copy_cells(loop->assembly, &block, 1, 1, target, queue);
 }
 
 extern "C" tc_err tc_loop_cuda_reduce_rows(tc_loop_cuda *loop) {

@@ -2,8 +2,9 @@
  * behind the loop's CUDA step backend. The mesh arrays, basis tables and CSR
  * structures are copied to the device once; geometry (tc_geometry_cuda), the
  * contraction inputs (tc_physics_cuda) and the deterministic gather-assemble
- * (tc_assembly_cuda) run on the device's stream, and so do the row sums and
- * diagonals of the assembled matrices; results come back to the host only
+ * (tc_assembly_cuda) run on the device's stream (or, with batches in
+ * flight, on a stream a batch), and the row sums and diagonals of the
+ * assembled matrices on the device's stream; results come back to the host only
  * when asked for: the node and cell vectors every step (shared-node
  * exchange), the matrices once (checks, output). Plain C interface;
  * without the CUDA backend in the build every call fails with
@@ -66,6 +67,46 @@ tc_err tc_loop_cuda_create(const tc_mesh_local *mesh, int64_t batch_cells, int64
 
 /// Releases the device memory and sets *loop to NULL. NULL is fine.
 void tc_loop_cuda_destroy(tc_loop_cuda **loop);
+
+/// Batches in flight (lanes): the loop's batches b = 0, 1, ... of a step run
+/// on lane b % lanes, each lane a stream of its own with its own geometry
+/// scratch (lane 0 is the loop's stream; the contraction inputs and outputs
+/// are the caller's, one set a lane), so that the small kernels of several
+/// batches overlap. The gathers of the batches stay in batch order
+/// (tc_loop_cuda_await_assembly), so the results are bitwise those of one
+/// lane. Makes lanes - 1 more streams and scratch sets (lanes in 1..8; 1:
+/// everything on the loop's stream, as before the call). Synchronous.
+tc_err tc_loop_cuda_set_lanes(tc_loop_cuda *loop, int lanes);
+
+/// Batches in flight that fill the current GPU when each has batch_cells
+/// cells of items_per_cell work items (cells x fields x points: the
+/// parallelism of the inputs and the FieldField contractions): enough
+/// batches for 131,072 items a multiprocessor, 1 to 4.
+int tc_loop_cuda_lanes_to_fill(int64_t batch_cells, int64_t items_per_cell);
+
+/// Starts a step's batches: every lane waits for what the loop's stream
+/// holds so far (the zeroing), and lane 0 is current. Asynchronous.
+tc_err tc_loop_cuda_begin_batches(tc_loop_cuda *loop);
+
+/// Makes `lane` current: the geometry, inputs, fused product, gathers (and
+/// the contractions, queued by the caller on tc_loop_cuda_queue) of the
+/// next batch go on its stream, after the lane's previous batch.
+tc_err tc_loop_cuda_use_lane(tc_loop_cuda *loop, int lane);
+
+/// Ends a step's batches: the loop's stream waits for every lane, and lane
+/// 0 is current again. Asynchronous.
+tc_err tc_loop_cuda_end_batches(tc_loop_cuda *loop);
+
+/// The current lane's stream (a cudaStream_t).
+void *tc_loop_cuda_queue(const tc_loop_cuda *loop);
+
+/// Before the gathers of a batch: the current lane waits until the gathers
+/// of the step's batch before it (on whichever lane) are done, so that each
+/// assembled entry takes its cells in ascending order. After them,
+/// tc_loop_cuda_assembled marks this batch's gathers as that point.
+/// Asynchronous; nothing to do with one lane.
+tc_err tc_loop_cuda_await_assembly(tc_loop_cuda *loop);
+tc_err tc_loop_cuda_assembled(tc_loop_cuda *loop);
 
 /// Zeroes every device result a step accumulates into but the matrices
 /// (the gather zeroes a node's rows in the batch of its first cell); the
@@ -159,6 +200,38 @@ static inline tc_err tc_loop_cuda_create(const tc_mesh_local *mesh, int64_t batc
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }
 static inline void tc_loop_cuda_destroy(tc_loop_cuda **loop) { *loop = NULL; }
+static inline tc_err tc_loop_cuda_set_lanes(tc_loop_cuda *loop, int lanes) {
+  (void)loop, (void)lanes;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline int tc_loop_cuda_lanes_to_fill(int64_t batch_cells, int64_t items_per_cell) {
+  (void)batch_cells, (void)items_per_cell;
+  return 1;
+}
+static inline tc_err tc_loop_cuda_begin_batches(tc_loop_cuda *loop) {
+  (void)loop;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_use_lane(tc_loop_cuda *loop, int lane) {
+  (void)loop, (void)lane;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_end_batches(tc_loop_cuda *loop) {
+  (void)loop;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline void *tc_loop_cuda_queue(const tc_loop_cuda *loop) {
+  (void)loop;
+  return NULL;
+}
+static inline tc_err tc_loop_cuda_await_assembly(tc_loop_cuda *loop) {
+  (void)loop;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_assembled(tc_loop_cuda *loop) {
+  (void)loop;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
 static inline tc_err tc_loop_cuda_zero(tc_loop_cuda *loop) {
   (void)loop;
   return TC_LOOP_CUDA_UNSUPPORTED_;

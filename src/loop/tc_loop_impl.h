@@ -41,11 +41,18 @@ struct tc_loop {
   int recorded_marks[2];
   double recorded_flops[TC_KERNEL_COUNT];
   int record_failures;
-  char replay_note[256]; ///< how a step runs its batches (tc_loop_replay_note)
+  char replay_note[512]; ///< how a step runs its batches (tc_loop_replay_note)
   /// Reference basis (F,P), (F,P,3) and quadrature weights (P), host, double.
   double *ref_values, *ref_gradients, *weights;
-  /// The contraction inputs and outputs of a batch, in the device's memory.
+  /// Batches in flight (run.in_flight as resolved; 1 but on GPUs) and how
+  /// that number was chosen.
+  int in_flight;
+  char in_flight_rule[160];
+  /// The contraction inputs and outputs of a batch, in the device's memory:
+  /// one set a batch in flight, and the current batch's.
   bool input_needed[TC_INPUT_COUNT];
+  void *lane_inputs[TC_CONFIG_MAX_IN_FLIGHT][TC_INPUT_COUNT];
+  void *lane_outputs[TC_CONFIG_MAX_IN_FLIGHT][TC_KERNEL_COUNT];
   void *input_device[TC_INPUT_COUNT];
   void *output_device[TC_KERNEL_COUNT];
 };

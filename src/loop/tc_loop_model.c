@@ -135,7 +135,8 @@ static tc_loop_cost fused_cost(const tc_loop *loop) {
   return cost;
 }
 
-tc_loop_cost tc_loop_model_cost(const tc_loop *loop, tc_phase phase) {
+/* The cost of one phase of a batch, as timed with one batch in flight. */
+static tc_loop_cost batch_phase_cost(const tc_loop *loop, tc_phase phase) {
   if (phase == TC_PHASE_GEOMETRY)
     return geometry_cost(loop->num_fields, loop->num_points);
   if (phase == TC_PHASE_BASIS)
@@ -151,6 +152,21 @@ tc_loop_cost tc_loop_model_cost(const tc_loop *loop, tc_phase phase) {
       return (tc_loop_cost){tc_contraction_bytes(&shape), tc_contraction_flops(&shape)};
     }
   return (tc_loop_cost){0.0, 0.0};
+}
+
+/* With batches in flight their phases are timed together as the batches
+ * phase, which then carries the costs of geometry ... assemble. */
+tc_loop_cost tc_loop_model_cost(const tc_loop *loop, tc_phase phase) {
+  const bool overlapped = loop->in_flight > 1;
+  if (phase != TC_PHASE_BATCHES)
+    return overlapped ? (tc_loop_cost){0.0, 0.0} : batch_phase_cost(loop, phase);
+  tc_loop_cost sum = {0.0, 0.0};
+  for (int p = TC_PHASE_GEOMETRY; overlapped && p <= TC_PHASE_ASSEMBLE; ++p) {
+    const tc_loop_cost cost = batch_phase_cost(loop, (tc_phase)p);
+    sum.bytes += cost.bytes;
+    sum.flops += cost.flops;
+  }
+  return sum;
 }
 
 tc_err tc_loop_measure_ceilings(const tc_device *device, int ranks_on_node,

@@ -17,7 +17,8 @@ static const char *const all_keys[] = {
     "element.quadrature",  "physics.kernels",      "run.label",        "run.backend",
     "run.threads",         "run.layout",           "run.variant",      "run.precision",
     "run.tuning",          "run.tuning_on_error",
-    "run.steps",           "run.batch_cells",      "run.roofline",     "run.gpu_sharing",
+    "run.steps",           "run.batch_cells",      "run.in_flight",    "run.roofline",
+    "run.gpu_sharing",
     "run.exchange",        "run.inputs",           "run.graph",        "run.probe",
     "run.memory_check",
     "run.progress",
@@ -38,7 +39,8 @@ static bool same_config(const tc_config *a, const tc_config *b) {
          a->quadrature == b->quadrature && strcmp(a->label, b->label) == 0 &&
          a->backend == b->backend && a->threads == b->threads && a->layout == b->layout &&
          a->variant == b->variant && a->precision == b->precision && a->steps == b->steps &&
-         a->batch_cells == b->batch_cells && a->roofline == b->roofline &&
+         a->batch_cells == b->batch_cells && a->in_flight == b->in_flight &&
+         a->roofline == b->roofline &&
          a->gpu_sharing == b->gpu_sharing && a->exchange == b->exchange &&
          a->memory_check == b->memory_check && a->progress == b->progress &&
          strcmp(a->tuning, b->tuning) == 0 && a->tuning_on_error == b->tuning_on_error &&

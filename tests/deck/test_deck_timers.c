@@ -10,7 +10,7 @@
 static void test_names(void) {
   const char *const expected[] = {
       "startup", "device", "roofline", "mesh", "setup", "upload", "first_touch", "record",
-      "geometry",
+      "batches", "geometry",
       "basis", "FieldFieldScalar", "FieldFieldVector", "FieldFieldTensor", "DataFieldScalar",
       "DataFieldVector", "DataFieldTensor", "DataDataScalar", "DataDataVector",
       "DataDataTensor", "fused_elasticity", "assemble", "exchange", "wait", "copy_back",
