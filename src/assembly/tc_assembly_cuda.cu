@@ -8,7 +8,10 @@
  * each value at its CSR position (from the link positions, no search), with
  * a barrier between cells so that an entry takes its cells in order. Layout
  * left reads an element matrix's row with stride C, so there one thread per
- * CSR row walks its cells instead. */
+ * CSR row walks its cells instead. All the gathers of a batch (its nine
+ * outputs and the element-matrix copies) run in one launch, each on blocks
+ * of its own: on small worksets each is a wave of blocks or less, and
+ * launched one after another they took the sum of their latencies. */
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -55,32 +58,55 @@ template <typename Real> struct block_view {
   }
 };
 
-/// A group of `lanes` lanes (a power of two, at most a warp) per node of
-/// [first_node, end_node) that the batch's cells touch: the node's Comp rows
-/// are taken into shared memory (zero where the node's first cell is in the
-/// batch), each of its cells in [begin, begin + cells), ascending, adds
-/// entry (slot*Comp+i, b*Comp+j) at (i, position(b)*Comp+j), the lanes
-/// taking a row's columns, which are contiguous in layout right; then the
-/// rows go back in one coalesced pass. A node's rows are one contiguous run
-/// of the CSR values; `capacity` doubles of shared memory a group hold the
-/// longest. The sums are the same additions in the same order as adding
-/// into device memory cell by cell, which kept each row in L2 but waited on
-/// it for every cell.
+/// One gather of a launch (gather_kernel): kind (a tc_gather_kind), the
+/// element block, the batch's first cell and the target; [first, end) are
+/// the nodes (matrices in layout right), the CSR rows or node-vector
+/// entries (matrices in layout left, vectors) or the block's values (cells)
+/// it covers, over `blocks` thread blocks from first_block.
+template <typename Real> struct gather_task {
+  int kind, components;
+  block_view<Real> block;
+  int64_t begin, first, end;
+  const int64_t *row_offsets;
+  int lanes, groups, capacity; ///< matrices in layout right
+  double *target;
+  unsigned first_block, blocks;
+};
+
+/// Gathers of one launch: at most the nine kernels and the element-matrix
+/// copies of the three FieldField ones.
+constexpr int kMaxGathers = 12;
+template <typename Real> struct gather_launch {
+  mesh_view mesh;
+  int count;
+  gather_task<Real> tasks[kMaxGathers];
+};
+
+/// Matrices in layout right: a group of `lanes` lanes (a power of two, at
+/// most a warp) per node of [first, end) that the batch's cells touch: the
+/// node's Comp rows are taken into shared memory (zero where the node's
+/// first cell is in the batch), each of its cells in [begin, begin +
+/// cells), ascending, adds entry (slot*Comp+i, b*Comp+j) at (i,
+/// position(b)*Comp+j), the lanes taking a row's columns, which are
+/// contiguous in layout right; then the rows go back in one coalesced pass.
+/// A node's rows are one contiguous run of the CSR values; `capacity`
+/// doubles of shared memory a group hold the longest. The sums are the same
+/// additions in the same order as adding into device memory cell by cell,
+/// which kept each row in L2 but waited on it for every cell.
 template <typename Real, int Comp>
-__global__ void matrix_group_kernel(mesh_view m, const int64_t *__restrict__ row_offsets,
-                                    int64_t begin, block_view<Real> block, int64_t first_node,
-                                    int64_t end_node, int lanes, int capacity,
-                                    double *__restrict__ values) {
-  extern __shared__ double node_rows[];
-  const int lane = threadIdx.x % lanes, group = threadIdx.x / lanes;
-  const int groups = blockDim.x / lanes;
+__device__ void gather_node_rows(const mesh_view &m, const gather_task<Real> &t, unsigned block,
+                                 double *node_rows) {
+  const int lanes = t.lanes, lane = threadIdx.x % lanes, group = threadIdx.x / lanes;
+  if (group >= t.groups)
+    return;
   const unsigned mask =
       lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1) << (threadIdx.x % 32 / lanes * lanes);
-  double *rows = node_rows + group * capacity;
-  const int64_t end = begin + block.cells;
+  double *rows = node_rows + group * t.capacity;
+  const block_view<Real> &b = t.block;
+  const int64_t begin = t.begin, end = begin + b.cells;
   const int F = m.num_fields, columns = F * Comp;
-  for (int64_t node = first_node + (int64_t)blockIdx.x * groups + group; node < end_node;
-       node += (int64_t)gridDim.x * groups) {
+  for (int64_t node = t.first + (int64_t)block * t.groups + group; node < t.end;
+       node += (int64_t)t.blocks * t.groups) {
     int64_t e = m.node_cell_offsets[node];
     const int64_t link_end = m.node_cell_offsets[node + 1];
     const bool first = e < link_end && m.node_cells[e] >= begin;
@@ -88,12 +114,12 @@ __global__ void matrix_group_kernel(mesh_view m, const int64_t *__restrict__ row
       ++e;
     if (e == link_end || m.node_cells[e] >= end)
       continue; /* no cell of the batch (the same for the whole group) */
-    double *global = values + row_offsets[node * Comp];
-    const int length = (int)(row_offsets[(node + 1) * Comp] - row_offsets[node * Comp]);
+    double *global = t.target + t.row_offsets[node * Comp];
+    const int length = (int)(t.row_offsets[(node + 1) * Comp] - t.row_offsets[node * Comp]);
     int offsets[Comp];
 #pragma unroll
     for (int i = 0; i < Comp; ++i)
-      offsets[i] = (int)(row_offsets[node * Comp + i] - row_offsets[node * Comp]);
+      offsets[i] = (int)(t.row_offsets[node * Comp + i] - t.row_offsets[node * Comp]);
     for (int k = lane; k < length; k += lanes)
       rows[k] = first ? 0.0 : global[k];
     __syncwarp(mask);
@@ -102,14 +128,14 @@ __global__ void matrix_group_kernel(mesh_view m, const int64_t *__restrict__ row
       if (cell >= end)
         break; /* the node's cells are ascending */
       const uint16_t *positions = m.link_positions + e * F;
-      const Real *element = block.data + ((cell - begin) * block.rows +
-                                          (int64_t)m.node_cell_slots[e] * Comp) * block.columns;
+      const Real *element =
+          b.data + ((cell - begin) * b.rows + (int64_t)m.node_cell_slots[e] * Comp) * b.columns;
       for (int column = lane; column < columns; column += lanes) {
-        const int b = column / Comp, j = column - b * Comp;
-        const int target = positions[b] * Comp + j;
+        const int bc = column / Comp, j = column - bc * Comp;
+        const int target = positions[bc] * Comp + j;
 #pragma unroll
         for (int i = 0; i < Comp; ++i)
-          rows[offsets[i] + target] += (double)element[i * block.columns + column];
+          rows[offsets[i] + target] += (double)element[i * b.columns + column];
       }
       __syncwarp(mask);
     }
@@ -119,27 +145,25 @@ __global__ void matrix_group_kernel(mesh_view m, const int64_t *__restrict__ row
   }
 }
 
-/// A thread per CSR row (node, component i) of [first_row, end_row): as
-/// matrix_warp_kernel, for blocks whose rows are strided (layout left).
+/// Matrices in layout left, whose rows are strided: a thread per CSR row
+/// (node, component i) of [first, end) walks the row's cells.
 template <typename Real>
-__global__ void matrix_row_kernel(mesh_view m, const int64_t *__restrict__ row_offsets,
-                                  int components, int64_t begin, block_view<Real> block,
-                                  int64_t first_row, int64_t end_row,
-                                  double *__restrict__ values) {
-  const int64_t end = begin + block.cells;
-  const int F = m.num_fields;
-  for (int64_t row = first_row + first_item(); row < end_row; row += item_stride()) {
+__device__ void gather_csr_rows(const mesh_view &m, const gather_task<Real> &t, unsigned block) {
+  const int64_t end = t.begin + t.block.cells;
+  const int F = m.num_fields, components = t.components;
+  for (int64_t row = t.first + (int64_t)block * blockDim.x + threadIdx.x; row < t.end;
+       row += (int64_t)t.blocks * blockDim.x) {
     const int64_t node = row / components;
     const int i = (int)(row % components);
-    double *row_values = values + row_offsets[row];
+    double *row_values = t.target + t.row_offsets[row];
     const int64_t link_begin = m.node_cell_offsets[node], link_end = m.node_cell_offsets[node + 1];
-    if (link_begin < link_end && m.node_cells[link_begin] >= begin &&
+    if (link_begin < link_end && m.node_cells[link_begin] >= t.begin &&
         m.node_cells[link_begin] < end)
-      for (int64_t e = 0; e < row_offsets[row + 1] - row_offsets[row]; ++e)
+      for (int64_t e = 0; e < t.row_offsets[row + 1] - t.row_offsets[row]; ++e)
         row_values[e] = 0.0;
     for (int64_t e = link_begin; e < link_end; ++e) {
       const int64_t cell = m.node_cells[e];
-      if (cell < begin)
+      if (cell < t.begin)
         continue;
       if (cell >= end)
         break;
@@ -147,42 +171,74 @@ __global__ void matrix_row_kernel(mesh_view m, const int64_t *__restrict__ row_o
       const uint16_t *positions = m.link_positions + e * F;
       for (int b = 0; b < F; ++b)
         for (int j = 0; j < components; ++j)
-          row_values[positions[b] * components + j] += block.get(
-              cell - begin, (int64_t)slot * components + i, (int64_t)b * components + j);
+          row_values[positions[b] * components + j] += t.block.get(
+              cell - t.begin, (int64_t)slot * components + i, (int64_t)b * components + j);
     }
   }
 }
 
-/// One thread per node-vector entry (node, component i), cells ascending.
+/// Node vectors: one thread per entry (node, component i), cells ascending.
 template <typename Real>
-__global__ void vector_kernel(mesh_view m, int components, int64_t begin, block_view<Real> block,
-                              int64_t first_row, int64_t end_row,
-                              double *__restrict__ node_values) {
-  const int64_t end = begin + block.cells;
-  for (int64_t row = first_row + first_item(); row < end_row; row += item_stride()) {
+__device__ void gather_vector(const mesh_view &m, const gather_task<Real> &t, unsigned block) {
+  const int64_t end = t.begin + t.block.cells;
+  const int components = t.components;
+  for (int64_t row = t.first + (int64_t)block * blockDim.x + threadIdx.x; row < t.end;
+       row += (int64_t)t.blocks * blockDim.x) {
     const int64_t node = row / components;
     const int i = (int)(row % components);
-    double sum = node_values[row];
+    double sum = t.target[row];
     for (int64_t e = m.node_cell_offsets[node]; e < m.node_cell_offsets[node + 1]; ++e) {
       const int64_t cell = m.node_cells[e];
-      if (cell < begin)
+      if (cell < t.begin)
         continue;
       if (cell >= end)
         break;
-      sum += block.get(cell - begin, (int64_t)m.node_cell_slots[e] * components + i, 0);
+      sum += t.block.get(cell - t.begin, (int64_t)m.node_cell_slots[e] * components + i, 0);
     }
-    node_values[row] = sum;
+    t.target[row] = sum;
   }
 }
 
-/// kept[begin + c] = the (rows x columns) block of cell c, row-major.
+/// Cell arrays: target[begin + c] = the (rows x columns) block of cell c,
+/// row-major.
 template <typename Real>
-__global__ void copy_cells_kernel(block_view<Real> block, int64_t begin,
-                                  double *__restrict__ kept) {
-  const int64_t per_cell = block.rows * block.columns;
-  for (int64_t t = first_item(); t < block.cells * per_cell; t += item_stride()) {
-    const int64_t c = t / per_cell, entry = t % per_cell;
-    kept[begin * per_cell + t] = block.get(c, entry / block.columns, entry % block.columns);
+__device__ void gather_cells(const gather_task<Real> &t, unsigned block) {
+  const block_view<Real> &b = t.block;
+  const int64_t per_cell = b.rows * b.columns;
+  for (int64_t v = (int64_t)block * blockDim.x + threadIdx.x; v < t.end;
+       v += (int64_t)t.blocks * blockDim.x) {
+    const int64_t c = v / per_cell, entry = v % per_cell;
+    t.target[t.begin * per_cell + v] = b.get(c, entry / b.columns, entry % b.columns);
+  }
+}
+
+/// Every gather of a launch, each on its own range of blocks, so that a
+/// batch's gathers (each a wave of blocks or less on small worksets) take
+/// one launch; the dynamic shared memory holds the node rows of the
+/// layout-right matrices.
+template <typename Real>
+__global__ void __launch_bounds__(tc_cuda_grid::kThreads)
+    gather_kernel(const __grid_constant__ gather_launch<Real> launch) {
+  extern __shared__ double node_rows[];
+  int i = 0;
+  while (i + 1 < launch.count && blockIdx.x >= launch.tasks[i + 1].first_block)
+    ++i;
+  const gather_task<Real> &t = launch.tasks[i];
+  const unsigned block = blockIdx.x - t.first_block;
+  switch (t.kind) {
+  case TC_GATHER_MATRICES:
+    if (t.lanes == 0)
+      gather_csr_rows(launch.mesh, t, block);
+    else if (t.components == 3)
+      gather_node_rows<Real, 3>(launch.mesh, t, block, node_rows);
+    else
+      gather_node_rows<Real, 1>(launch.mesh, t, block, node_rows);
+    break;
+  case TC_GATHER_VECTORS:
+    gather_vector(launch.mesh, t, block);
+    break;
+  default:
+    gather_cells(t, block);
   }
 }
 
@@ -295,59 +351,87 @@ mesh_view view_of_mesh(const tc_assembly_cuda *a) {
           a->num_fields};
 }
 
+/// The task of one gather: its rows or nodes, the blocks it takes, and the
+/// doubles of shared memory a block needs (node rows of layout-right
+/// matrices; 0 for the others). blocks = 0: nothing to do.
 template <typename Real>
-tc_err launch_matrices(const tc_assembly_cuda *a, int components, const tc_element_block *block,
-                       double *values, cudaStream_t stream) {
+tc_err plan_gather(const tc_assembly_cuda *a, const tc_gather &g, gather_task<Real> *t,
+                   int *shared_doubles) {
+  *t = {};
+  t->kind = g.kind;
+  t->components = g.components;
+  t->begin = g.block.cell_begin;
+  t->target = g.target;
+  *shared_doubles = 0;
+  if (g.kind == TC_GATHER_CELLS) {
+    t->block = view_of<Real>(&g.block, g.rows, g.columns);
+    t->end = g.block.batch_cells * g.rows * g.columns;
+    t->blocks = t->end > 0 ? tc_cuda_grid::grid_blocks(t->end) : 0;
+    return TC_SUCCESS;
+  }
   int64_t first, last;
-  batch_nodes(a, block, &first, &last);
+  batch_nodes(a, &g.block, &first, &last);
   if (last < first)
     return TC_SUCCESS;
-  const int64_t size = (int64_t)a->num_fields * components;
-  const block_view<Real> view = view_of<Real>(block, size, size);
-  const tc_csr &csr = a->graphs[components == 3 ? 1 : 0];
-  if (!view.left) {
-    /* lanes: the element's columns rounded up to a power of two, at most a
-     * warp; groups: as many as 256 threads and 48 KB of shared memory hold */
-    int lanes = 1;
-    while (lanes < size && lanes < 32)
-      lanes *= 2;
-    const int capacity = (int)std::max<int64_t>(a->most_node_entries[components == 3 ? 1 : 0], 1);
-    const int groups = std::min<int64_t>(256 / lanes, kGroupSharedBytes / (capacity * 8));
-    TC_CHECK(groups >= 1, TC_ERR_UNSUPPORTED,
-             "the GPU gather holds a node's rows in %d KB of shared memory; a node here has "
-             "%d entries", kGroupSharedBytes / 1024, capacity);
-    const int64_t nodes = last + 1 - first;
-    const unsigned blocks =
-        (unsigned)std::min<int64_t>((nodes + groups - 1) / groups, tc_cuda_grid::kMaxBlocks);
-    const size_t shared = (size_t)groups * capacity * sizeof(double);
-    if (components == 3)
-      matrix_group_kernel<Real, 3><<<blocks, groups * lanes, shared, stream>>>(
-          view_of_mesh(a), csr.row_offsets, block->cell_begin, view, first, last + 1, lanes,
-          capacity, values);
-    else
-      matrix_group_kernel<Real, 1><<<blocks, groups * lanes, shared, stream>>>(
-          view_of_mesh(a), csr.row_offsets, block->cell_begin, view, first, last + 1, lanes,
-          capacity, values);
-    TC_CUDA_CALL(cudaGetLastError());
-  } else {
-    TC_LAUNCH(matrix_row_kernel<Real>, (last + 1 - first) * components, stream,
-              view_of_mesh(a), csr.row_offsets, components, block->cell_begin, view,
-              first * components, (last + 1) * components, values);
+  const int64_t size = (int64_t)a->num_fields * g.components;
+  const bool matrices = g.kind == TC_GATHER_MATRICES;
+  t->block = view_of<Real>(&g.block, size, matrices ? size : 1);
+  t->first = first * g.components;
+  t->end = (last + 1) * g.components;
+  if (matrices) {
+    t->row_offsets = a->graphs[g.components == 3 ? 1 : 0].row_offsets;
+    if (!t->block.left) {
+      /* lanes: the element's columns rounded up to a power of two, at most
+       * a warp; groups: as many as a block and 48 KB of shared memory hold */
+      int lanes = 1;
+      while (lanes < size && lanes < 32)
+        lanes *= 2;
+      const int capacity =
+          (int)std::max<int64_t>(a->most_node_entries[g.components == 3 ? 1 : 0], 1);
+      const int groups = (int)std::min<int64_t>(tc_cuda_grid::kThreads / lanes,
+                                                kGroupSharedBytes / (capacity * 8));
+      TC_CHECK(groups >= 1, TC_ERR_UNSUPPORTED,
+               "the GPU gather holds a node's rows in %d KB of shared memory; a node here has "
+               "%d entries", kGroupSharedBytes / 1024, capacity);
+      t->lanes = lanes;
+      t->groups = groups;
+      t->capacity = capacity;
+      t->first = first;
+      t->end = last + 1;
+      t->blocks = (unsigned)std::min<int64_t>((last + 1 - first + groups - 1) / groups,
+                                              tc_cuda_grid::kMaxBlocks);
+      *shared_doubles = groups * capacity;
+      return TC_SUCCESS;
+    }
   }
+  t->blocks = tc_cuda_grid::grid_blocks(t->end - t->first);
   return TC_SUCCESS;
 }
 
+/// The gathers in one launch of gather_kernel, each on blocks of its own.
 template <typename Real>
-tc_err launch_vectors(const tc_assembly_cuda *a, int components, const tc_element_block *block,
-                      double *node_values, cudaStream_t stream) {
-  int64_t first, last;
-  batch_nodes(a, block, &first, &last);
-  if (last < first)
+tc_err launch_gathers(const tc_assembly_cuda *a, int count, const tc_gather *gathers,
+                      cudaStream_t stream) {
+  gather_launch<Real> launch = {};
+  launch.mesh = view_of_mesh(a);
+  unsigned blocks = 0;
+  int shared = 0;
+  for (int i = 0; i < count; ++i) {
+    gather_task<Real> task;
+    int task_shared = 0;
+    TC_CALL(plan_gather(a, gathers[i], &task, &task_shared));
+    if (task.blocks == 0)
+      continue;
+    task.first_block = blocks;
+    blocks += task.blocks;
+    shared = std::max(shared, task_shared);
+    launch.tasks[launch.count++] = task;
+  }
+  if (launch.count == 0)
     return TC_SUCCESS;
-  const block_view<Real> view = view_of<Real>(block, (int64_t)a->num_fields * components, 1);
-  TC_LAUNCH(vector_kernel<Real>, (last + 1 - first) * components, stream, view_of_mesh(a),
-            components, block->cell_begin, view, first * components, (last + 1) * components,
-            node_values);
+  gather_kernel<Real><<<blocks, tc_cuda_grid::kThreads, (size_t)shared * sizeof(double),
+                        stream>>>(launch);
+  TC_CUDA_CALL(cudaGetLastError());
   return TC_SUCCESS;
 }
 
@@ -434,39 +518,30 @@ extern "C" const tc_csr *tc_assembly_cuda_graph(const tc_assembly_cuda *assembly
   return &assembly->graphs[components == 3 ? 1 : 0];
 }
 
-extern "C" tc_err tc_assembly_cuda_add_matrices(const tc_assembly_cuda *assembly, int components,
-                                                const tc_element_block *block, double *values,
-                                                void *stream) {
-  TC_CALL(check_block(assembly, block));
+extern "C" tc_err tc_assembly_cuda_gather(const tc_assembly_cuda *assembly, int count,
+                                          const tc_gather *gathers, void *stream) {
+  TC_CHECK(count >= 0 && count <= kMaxGathers && (count == 0 || gathers), TC_ERR_ARGUMENT,
+           "GPU gather of %d outputs (0 to %d in one launch)", count, kMaxGathers);
+  for (int i = 0; i < count; ++i) {
+    const tc_gather &g = gathers[i];
+    TC_CALL(check_block(assembly, &g.block));
+    TC_CHECK(g.kind == TC_GATHER_MATRICES || g.kind == TC_GATHER_VECTORS ||
+                 g.kind == TC_GATHER_CELLS,
+             TC_ERR_ARGUMENT, "GPU gather: unknown kind %d", (int)g.kind);
+    TC_CHECK(g.kind == TC_GATHER_CELLS ? g.rows >= 1 && g.columns >= 1
+                                       : g.components == 1 || g.components == 3,
+             TC_ERR_ARGUMENT, "GPU gather: %d components, %lld x %lld a cell", g.components,
+             (long long)g.rows, (long long)g.columns);
+    TC_CHECK(g.target, TC_ERR_ARGUMENT, "GPU gather: the target is NULL");
+    TC_CHECK(g.block.precision == gathers[0].block.precision, TC_ERR_ARGUMENT,
+             "GPU gather: the outputs of one launch differ in precision");
+  }
+  if (count == 0)
+    return TC_SUCCESS;
   const cudaStream_t queue = stream_or_own(assembly, stream);
-  if (block->precision == TC_DOUBLE)
-    return launch_matrices<double>(assembly, components, block, values, queue);
-  return launch_matrices<float>(assembly, components, block, values, queue);
-}
-
-extern "C" tc_err tc_assembly_cuda_add_vectors(const tc_assembly_cuda *assembly, int components,
-                                               const tc_element_block *block,
-                                               double *node_values, void *stream) {
-  TC_CALL(check_block(assembly, block));
-  const cudaStream_t queue = stream_or_own(assembly, stream);
-  if (block->precision == TC_DOUBLE)
-    return launch_vectors<double>(assembly, components, block, node_values, queue);
-  return launch_vectors<float>(assembly, components, block, node_values, queue);
-}
-
-extern "C" tc_err tc_assembly_cuda_copy_cells(const tc_assembly_cuda *assembly,
-                                              const tc_element_block *block, int64_t rows,
-                                              int64_t columns, double *kept, void *stream) {
-  TC_CALL(check_block(assembly, block));
-  const int64_t items = block->batch_cells * rows * columns;
-  const cudaStream_t queue = stream_or_own(assembly, stream);
-  if (block->precision == TC_DOUBLE)
-    TC_LAUNCH(copy_cells_kernel<double>, items, queue,
-              view_of<double>(block, rows, columns), block->cell_begin, kept);
-  else
-    TC_LAUNCH(copy_cells_kernel<float>, items, queue,
-              view_of<float>(block, rows, columns), block->cell_begin, kept);
-  return TC_SUCCESS;
+  if (gathers[0].block.precision == TC_DOUBLE)
+    return launch_gathers<double>(assembly, count, gathers, queue);
+  return launch_gathers<float>(assembly, count, gathers, queue);
 }
 
 extern "C" tc_err tc_assembly_cuda_row_sums_and_diagonal(const tc_assembly_cuda *assembly,

@@ -20,6 +20,23 @@ extern "C" {
 
 typedef struct tc_assembly_cuda tc_assembly_cuda;
 
+/// What a gather does with a batch's element outputs (tc_assembly_cuda_gather).
+typedef enum {
+  TC_GATHER_MATRICES, ///< element matrices into CSR values
+  TC_GATHER_VECTORS,  ///< element vectors into a node vector
+  TC_GATHER_CELLS,    ///< each cell's outputs copied into a cell array
+} tc_gather_kind;
+
+/// One gather: the element block, the target's shape and the target
+/// (device memory).
+typedef struct {
+  tc_gather_kind kind;
+  tc_element_block block;
+  int components;        ///< matrices and vectors: 1 or 3 per node
+  int64_t rows, columns; ///< cells: the outputs of a cell
+  double *target;
+} tc_gather;
+
 #if TCMINI_HAVE_CUDA
 /// Copies mesh's node->cell links and cell nodes (mesh: the host part the
 /// assembly was built on), assembly's CSR structures and link positions to
@@ -37,29 +54,24 @@ const int64_t *tc_assembly_cuda_cell_nodes(const tc_assembly_cuda *assembly);
 /// The device CSR structure for `components` (1 or 3) per node.
 const tc_csr *tc_assembly_cuda_graph(const tc_assembly_cuda *assembly, int components);
 
-/// Adds the element matrices of a batch (block->data in device memory; the
-/// batch must start at a multiple of batch_cells) into the device values of
-/// a matrix of `components` per node. A node's rows are set to zero, not
-/// added to, in the batch that holds the node's first cell, so that a step
-/// needs no zeroing of the matrices. Asynchronous, on `stream` (a
-/// cudaStream_t; NULL: the stream the assembly was created with), as are the
-/// two calls below.
-tc_err tc_assembly_cuda_add_matrices(const tc_assembly_cuda *assembly, int components,
-                                     const tc_element_block *block, double *values,
-                                     void *stream);
-
-/// Adds the element vectors of a batch into a device node vector
-/// [num_nodes][components] (zeroed by the caller before the first batch).
-tc_err tc_assembly_cuda_add_vectors(const tc_assembly_cuda *assembly, int components,
-                                    const tc_element_block *block, double *node_values,
-                                    void *stream);
-
-/// Copies the (rows x columns) element outputs of a batch into the device
-/// array kept, [cells][rows][columns] row-major in double, at the batch's
-/// cells.
-tc_err tc_assembly_cuda_copy_cells(const tc_assembly_cuda *assembly,
-                                   const tc_element_block *block, int64_t rows, int64_t columns,
-                                   double *kept, void *stream);
+/// Gathers the element outputs of batches (block.data in device memory; a
+/// batch starts at a multiple of batch_cells) into device targets, all in
+/// one launch (at most 12 gathers, of one precision), asynchronously on
+/// `stream` (a cudaStream_t; NULL: the stream the assembly was created
+/// with):
+/// - TC_GATHER_MATRICES adds element matrices into the CSR values of a
+///   matrix of `components` (1 or 3) per node. A node's rows are set to
+///   zero, not added to, in the batch that holds the node's first cell, so
+///   that a step needs no zeroing of the matrices.
+/// - TC_GATHER_VECTORS adds element vectors into a node vector
+///   [num_nodes][components] (zeroed by the caller before the first batch).
+/// - TC_GATHER_CELLS copies the (rows x columns) outputs of each cell into
+///   the array [cells][rows][columns] row-major in double, at the batch's
+///   cells.
+/// Each entry takes its cells in ascending order, so the sums are bitwise
+/// those of tc_assembly_add_*.
+tc_err tc_assembly_cuda_gather(const tc_assembly_cuda *assembly, int count,
+                               const tc_gather *gathers, void *stream);
 
 /// Row sums and diagonal of a device matrix of `components` per node into
 /// device node vectors (either may be NULL), each row summed in ascending
@@ -91,22 +103,9 @@ static inline const tc_csr *tc_assembly_cuda_graph(const tc_assembly_cuda *assem
   (void)assembly, (void)components;
   return NULL;
 }
-static inline tc_err tc_assembly_cuda_add_matrices(const tc_assembly_cuda *assembly,
-                                                   int components, const tc_element_block *block,
-                                                   double *values, void *stream) {
-  (void)assembly, (void)components, (void)block, (void)values, (void)stream;
-  return TC_ASSEMBLY_CUDA_UNSUPPORTED_;
-}
-static inline tc_err tc_assembly_cuda_add_vectors(const tc_assembly_cuda *assembly,
-                                                  int components, const tc_element_block *block,
-                                                  double *node_values, void *stream) {
-  (void)assembly, (void)components, (void)block, (void)node_values, (void)stream;
-  return TC_ASSEMBLY_CUDA_UNSUPPORTED_;
-}
-static inline tc_err tc_assembly_cuda_copy_cells(const tc_assembly_cuda *assembly,
-                                                 const tc_element_block *block, int64_t rows,
-                                                 int64_t columns, double *kept, void *stream) {
-  (void)assembly, (void)block, (void)rows, (void)columns, (void)kept, (void)stream;
+static inline tc_err tc_assembly_cuda_gather(const tc_assembly_cuda *assembly, int count,
+                                             const tc_gather *gathers, void *stream) {
+  (void)assembly, (void)count, (void)gathers, (void)stream;
   return TC_ASSEMBLY_CUDA_UNSUPPORTED_;
 }
 static inline tc_err tc_assembly_cuda_row_sums_and_diagonal(const tc_assembly_cuda *assembly,

@@ -131,16 +131,15 @@ static tc_err cuda_fused_elasticity(tc_loop *loop, int64_t cells) {
   return tc_loop_cuda_fused_elasticity(s->gpu, cells, loop->layout, loop->precision, &outputs);
 }
 
-/* Every selected kernel's output gathered on the device (the element-matrix
- * copies included), after the batch before's gathers on whichever lane. */
+/* Every selected kernel's output gathered on the device in one launch (the
+ * element-matrix copies included), after the batch before's. */
 static tc_err cuda_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
   cuda_state *s = loop->state;
-  TC_CALL(tc_loop_cuda_await_assembly(s->gpu));
+  void *outputs[TC_KERNEL_COUNT] = {NULL};
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
     if (loop->config->kernels[k])
-      TC_CALL(tc_loop_cuda_assemble(s->gpu, k, begin, cells, loop->layout, loop->precision,
-                                    loop->output_device[k]));
-  return tc_loop_cuda_assembled(s->gpu);
+      outputs[k] = loop->output_device[k];
+  return tc_loop_cuda_assemble(s->gpu, begin, cells, loop->layout, loop->precision, outputs);
 }
 
 /* The row sums and diagonals, then (host exchange, where this rank shares

@@ -334,23 +334,6 @@ extern "C" tc_err tc_loop_cuda_end_batches(tc_loop_cuda *loop) {
 
 extern "C" void *tc_loop_cuda_queue(const tc_loop_cuda *loop) { return lane_stream(loop); }
 
-extern "C" tc_err tc_loop_cuda_await_assembly(tc_loop_cuda *loop) {
-  /* The first batch of a step waits for nothing: begin_batches ordered it
-   * after the step before (and an event of another step may not be waited
-   * on while a CUDA graph of this one is recorded). */
-  if (loop->lanes > 1 && loop->assembled_pending)
-    TC_CUDA_CALL(cudaStreamWaitEvent(lane_stream(loop), loop->assembled, 0));
-  return TC_SUCCESS;
-}
-
-extern "C" tc_err tc_loop_cuda_assembled(tc_loop_cuda *loop) {
-  if (loop->lanes == 1)
-    return TC_SUCCESS;
-  TC_CUDA_CALL(cudaEventRecord(loop->assembled, lane_stream(loop)));
-  loop->assembled_pending = true;
-  return TC_SUCCESS;
-}
-
 extern "C" tc_err tc_loop_cuda_zero(tc_loop_cuda *loop) {
   /* The matrices need none: the gather sets each node's rows to zero in the
    * batch of its first cell. */
@@ -430,29 +413,46 @@ extern "C" tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cell
                                           lane_stream(loop));
 }
 
-extern "C" tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, int64_t begin,
-                                        int64_t cells, tc_layout layout, tc_precision precision,
-                                        const void *output_device) {
-  TC_CHECK(kernel >= 0 && kernel < TC_KERNEL_COUNT, TC_ERR_ARGUMENT, "unknown kernel %d",
-           (int)kernel);
-  TC_CHECK(loop->results[kernel], TC_ERR_ARGUMENT,
-           "GPU assembly of %s: its result was not selected when the GPU loop was created",
-           tc_kernel_name(kernel));
-  const tc_element_block block = {output_device, layout, precision, cells, begin};
-  const int components = tc_physics_kernel_components(kernel) == 3 ? 3 : 1;
-  const int64_t size = (int64_t)loop->num_fields * components;
-  double *target = loop->results[kernel];
-  void *queue = lane_stream(loop);
-  if (tc_kernel_is_field_field(kernel)) {
-    TC_CALL(tc_assembly_cuda_add_matrices(loop->assembly, components, &block, target, queue));
-    double *kept = loop->results[RESULT_ELEMENT_MATRICES + kernel];
-    if (kept)
-      TC_CALL(tc_assembly_cuda_copy_cells(loop->assembly, &block, size, size, kept, queue));
-    return TC_SUCCESS;
+extern "C" tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, int64_t begin, int64_t cells,
+                                        tc_layout layout, tc_precision precision,
+                                        void *const outputs[TC_KERNEL_COUNT]) {
+  tc_gather gathers[2 * TC_KERNEL_COUNT];
+  int count = 0;
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
+    if (!outputs[k])
+      continue;
+    const tc_kernel kernel = (tc_kernel)k;
+    TC_CHECK(loop->results[kernel], TC_ERR_ARGUMENT,
+             "GPU assembly of %s: its result was not selected when the GPU loop was created",
+             tc_kernel_name(kernel));
+    const tc_element_block block = {outputs[k], layout, precision, cells, begin};
+    const int components = tc_physics_kernel_components(kernel) == 3 ? 3 : 1;
+    const int64_t size = (int64_t)loop->num_fields * components;
+    tc_gather &g = gathers[count++];
+    g = {TC_GATHER_CELLS, block, components, 1, 1, loop->results[kernel]};
+    if (tc_kernel_is_field_field(kernel)) {
+      g.kind = TC_GATHER_MATRICES;
+      double *kept = loop->results[RESULT_ELEMENT_MATRICES + kernel];
+      if (kept)
+        gathers[count++] = {TC_GATHER_CELLS, block, components, size, size, kept};
+    } else if (tc_kernel_is_data_field(kernel)) {
+      g.kind = TC_GATHER_VECTORS;
+    }
   }
-  if (tc_kernel_is_data_field(kernel))
-    return tc_assembly_cuda_add_vectors(loop->assembly, components, &block, target, queue);
-  return tc_assembly_cuda_copy_cells(loop->assembly, &block, 1, 1, target, queue);
+  /* With batches in flight: after the batch before's gathers, on whichever
+   * lane, so that each entry takes its cells in ascending order. The first
+   * batch of a step waits for nothing: begin_batches ordered it after the
+   * step before (and an event of another step may not be waited on while a
+   * CUDA graph of this one is recorded). */
+  const cudaStream_t queue = lane_stream(loop);
+  if (loop->lanes > 1 && loop->assembled_pending)
+    TC_CUDA_CALL(cudaStreamWaitEvent(queue, loop->assembled, 0));
+  TC_CALL(tc_assembly_cuda_gather(loop->assembly, count, gathers, queue));
+  if (loop->lanes > 1) {
+    TC_CUDA_CALL(cudaEventRecord(loop->assembled, queue));
+    loop->assembled_pending = true;
+  }
+  return TC_SUCCESS;
 }
 
 extern "C" tc_err tc_loop_cuda_reduce_rows(tc_loop_cuda *loop) {

@@ -73,8 +73,7 @@ void tc_loop_cuda_destroy(tc_loop_cuda **loop);
 /// scratch (lane 0 is the loop's stream; the contraction inputs and outputs
 /// are the caller's, one set a lane), so that the small kernels of several
 /// batches overlap. The gathers of the batches stay in batch order
-/// (tc_loop_cuda_await_assembly), so the results are bitwise those of one
-/// lane. Makes lanes - 1 more streams and scratch sets (lanes in 1..8; 1:
+/// (tc_loop_cuda_assemble), so the results are bitwise those of one lane. Makes lanes - 1 more streams and scratch sets (lanes in 1..8; 1:
 /// everything on the loop's stream, as before the call). Synchronous.
 tc_err tc_loop_cuda_set_lanes(tc_loop_cuda *loop, int lanes);
 
@@ -99,14 +98,6 @@ tc_err tc_loop_cuda_end_batches(tc_loop_cuda *loop);
 
 /// The current lane's stream (a cudaStream_t).
 void *tc_loop_cuda_queue(const tc_loop_cuda *loop);
-
-/// Before the gathers of a batch: the current lane waits until the gathers
-/// of the step's batch before it (on whichever lane) are done, so that each
-/// assembled entry takes its cells in ascending order. After them,
-/// tc_loop_cuda_assembled marks this batch's gathers as that point.
-/// Asynchronous; nothing to do with one lane.
-tc_err tc_loop_cuda_await_assembly(tc_loop_cuda *loop);
-tc_err tc_loop_cuda_assembled(tc_loop_cuda *loop);
 
 /// Zeroes every device result a step accumulates into but the matrices
 /// (the gather zeroes a node's rows in the batch of its first cell); the
@@ -147,18 +138,19 @@ tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells, tc_layou
                                      tc_precision precision,
                                      const tc_physics_fused_outputs *outputs);
 
-/// Gather-assembles the contraction output of `kernel` for cells [begin,
-/// begin + cells) (output_device: device memory, the layout and precision of
-/// the contraction, batch size cells) into the kernel's device twin:
-/// FieldField element matrices into the CSR values (and copied into the
-/// element-matrix twin when there is one), DataField element vectors into
-/// the node vectors, DataData values into the cell array. One thread per
-/// CSR row sums that row's cells in ascending order, as tc_assembly_add_*
-/// does, so the results are bitwise those of the host and of every other
-/// run. TC_ERR_ARGUMENT when the kernel had no twin at create. Asynchronous.
-tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, int64_t begin, int64_t cells,
-                             tc_layout layout, tc_precision precision,
-                             const void *output_device);
+/// Gather-assembles the contraction outputs of cells [begin, begin + cells)
+/// (outputs[k]: kernel k's, device memory, in the layout and precision of the
+/// contraction, batch size cells; NULL: not gathered) into the kernels'
+/// device twins, in one launch (tc_assembly_cuda_gather): FieldField element
+/// matrices into the CSR values (and copied into the element-matrix twin
+/// when there is one), DataField element vectors into the node vectors,
+/// DataData values into the cell arrays. Each entry sums its cells in
+/// ascending order, as tc_assembly_add_* does, so the results are bitwise
+/// those of the host and of every other run; with batches in flight the
+/// launch waits for the batch before's. TC_ERR_ARGUMENT when a kernel given
+/// had no twin at create. Asynchronous.
+tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, int64_t begin, int64_t cells, tc_layout layout,
+                             tc_precision precision, void *const outputs[TC_KERNEL_COUNT]);
 
 /// Row sums of the mass twin into the lumped_mass twin, and the diagonals
 /// of the stiffness and elasticity twins into their diagonal twins (those
@@ -224,14 +216,6 @@ static inline void *tc_loop_cuda_queue(const tc_loop_cuda *loop) {
   (void)loop;
   return NULL;
 }
-static inline tc_err tc_loop_cuda_await_assembly(tc_loop_cuda *loop) {
-  (void)loop;
-  return TC_LOOP_CUDA_UNSUPPORTED_;
-}
-static inline tc_err tc_loop_cuda_assembled(tc_loop_cuda *loop) {
-  (void)loop;
-  return TC_LOOP_CUDA_UNSUPPORTED_;
-}
 static inline tc_err tc_loop_cuda_zero(tc_loop_cuda *loop) {
   (void)loop;
   return TC_LOOP_CUDA_UNSUPPORTED_;
@@ -256,11 +240,10 @@ static inline tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t c
   (void)loop, (void)cells, (void)layout, (void)precision, (void)outputs;
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }
-static inline tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, tc_kernel kernel, int64_t begin,
-                                           int64_t cells, tc_layout layout,
-                                           tc_precision precision, const void *output_device) {
-  (void)loop, (void)kernel, (void)begin, (void)cells, (void)layout, (void)precision;
-  (void)output_device;
+static inline tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, int64_t begin, int64_t cells,
+                                           tc_layout layout, tc_precision precision,
+                                           void *const outputs[TC_KERNEL_COUNT]) {
+  (void)loop, (void)begin, (void)cells, (void)layout, (void)precision, (void)outputs;
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }
 static inline tc_err tc_loop_cuda_reduce_rows(tc_loop_cuda *loop) {

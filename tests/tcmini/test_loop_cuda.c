@@ -360,23 +360,26 @@ static tc_err check_inputs(fixture *fx) {
   return err;
 }
 
-/* One device pass over every batch and kernel with the synthetic outputs
- * (blocks[b][k], in the precision) into the device twins, then the row
+/* One device pass over every batch with the synthetic outputs (blocks[b][k],
+ * in the precision; on the device kernel k's at device_blocks + k * stride)
+ * into the device twins, a batch's nine in one call, then the row
  * reductions, all copied back into fx->results. */
 static tc_err device_assembly(fixture *fx, tc_layout layout, tc_precision precision,
-                              void *const *blocks, void *device_block) {
+                              void *const *blocks, char *device_blocks, size_t stride) {
   TC_CALL(tc_loop_cuda_zero(fx->gpu));
   for (int64_t b = 0; b < fx->num_batches; ++b) {
     int64_t begin, cells;
     batch_range(fx, b, &begin, &cells);
+    void *outputs[TC_KERNEL_COUNT];
     for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
       tc_contraction shape = tc_physics_contraction(k, cells, fx->F, fx->P, layout, precision);
       const size_t bytes =
           (size_t)(tc_contraction_output_count(&shape) * tc_precision_size(precision));
-      TC_CALL(tc_device_copy_to_device(fx->device, device_block, blocks[b * TC_KERNEL_COUNT + k],
+      outputs[k] = device_blocks + (size_t)k * stride;
+      TC_CALL(tc_device_copy_to_device(fx->device, outputs[k], blocks[b * TC_KERNEL_COUNT + k],
                                        bytes));
-      TC_CALL(tc_loop_cuda_assemble(fx->gpu, k, begin, cells, layout, precision, device_block));
     }
+    TC_CALL(tc_loop_cuda_assemble(fx->gpu, begin, cells, layout, precision, outputs));
   }
   TC_CALL(tc_loop_cuda_reduce_rows(fx->gpu));
   return tc_loop_cuda_copy_results(fx->gpu, TC_LOOP_CUDA_ALL, &fx->results);
@@ -507,8 +510,8 @@ static tc_err check_partial_copies(fixture *fx, tc_loop_results *expected) {
 }
 
 static tc_err check_assembly_case(fixture *fx, tc_layout layout, tc_precision precision,
-                                  void **blocks, void *device_block, tc_loop_results *reference,
-                                  tc_loop_results *first) {
+                                  void **blocks, char *device_blocks, size_t stride,
+                                  tc_loop_results *reference, tc_loop_results *first) {
   uint64_t state = 0x243f6a8885a308d3ull + (uint64_t)(fx->order * 4 + layout * 2 + precision);
   for (int64_t b = 0; b < fx->num_batches; ++b) {
     int64_t begin, cells;
@@ -528,7 +531,7 @@ static tc_err check_assembly_case(fixture *fx, tc_layout layout, tc_precision pr
   }
   zero_results(fx, reference);
   TC_CALL(host_assembly(fx, layout, precision, blocks, reference));
-  TC_CALL(device_assembly(fx, layout, precision, blocks, device_block));
+  TC_CALL(device_assembly(fx, layout, precision, blocks, device_blocks, stride));
   char differing[512];
   bool same = same_bits(fx, &fx->results, reference, differing, sizeof differing);
   verdict(same, "Q%d assembly %s %s: device results bitwise equal to tc_assembly_add_*%s%s",
@@ -540,7 +543,7 @@ static tc_err check_assembly_case(fixture *fx, tc_layout layout, tc_precision pr
     memcpy(*result_array(first, which, fx, &count, NULL, NULL), *from,
            (size_t)count * sizeof(double));
   }
-  TC_CALL(device_assembly(fx, layout, precision, blocks, device_block));
+  TC_CALL(device_assembly(fx, layout, precision, blocks, device_blocks, stride));
   same = same_bits(fx, &fx->results, first, differing, sizeof differing);
   verdict(same, "Q%d assembly %s %s: two device assemblies bitwise equal%s%s", fx->order,
           tc_layout_name(layout), tc_precision_name(precision), same ? "" : "; differing:",
@@ -577,10 +580,11 @@ static tc_err check_assembly(fixture *fx) {
   if (err == TC_SUCCESS)
     err = allocate_results(fx, &first);
   if (err == TC_SUCCESS)
-    err = tc_device_alloc(fx->device, largest, &device_block);
+    err = tc_device_alloc(fx->device, largest * TC_KERNEL_COUNT, &device_block);
   for (int layout = 0; err == TC_SUCCESS && layout < TC_LAYOUT_COUNT; ++layout)
     for (int precision = 0; err == TC_SUCCESS && precision < TC_PRECISION_COUNT; ++precision)
-      err = check_assembly_case(fx, layout, precision, blocks, device_block, &reference, &first);
+      err = check_assembly_case(fx, layout, precision, blocks, device_block, largest, &reference,
+                                &first);
   tc_device_free(fx->device, &device_block);
   free_results(fx, &reference);
   free_results(fx, &first);
