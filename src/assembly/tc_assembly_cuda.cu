@@ -27,6 +27,7 @@ extern "C" {
 }
 
 #include "tc_cuda_grid.cuh"
+#include "tc_cuda_limits.cuh"
 #include "tc_cuda_memory.cuh"
 
 namespace {
@@ -94,19 +95,24 @@ template <typename Real> struct gather_launch {
 /// additions in the same order as adding into device memory cell by cell,
 /// which kept each row in L2 but waited on it for every cell.
 template <typename Real, int Comp>
-__device__ void gather_node_rows(const mesh_view &m, const gather_task<Real> &t, unsigned block,
+__device__ void gather_node_rows(const mesh_view m, const gather_task<Real> &task, unsigned block,
                                  double *node_rows) {
-  const int lanes = t.lanes, lane = threadIdx.x % lanes, group = threadIdx.x / lanes;
-  if (group >= t.groups)
+  /* the task's fields in registers: the stores below cannot alias them */
+  const int lanes = task.lanes, groups = task.groups, lane = threadIdx.x % lanes,
+            group = threadIdx.x / lanes;
+  if (group >= groups)
     return;
+  const block_view<Real> b = task.block;
+  const int64_t *const row_offsets = task.row_offsets;
+  double *const values = task.target;
+  const int64_t begin = task.begin, end = begin + b.cells, first_node = task.first,
+                end_node = task.end, blocks = task.blocks;
   const unsigned mask =
       lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1) << (threadIdx.x % 32 / lanes * lanes);
-  double *rows = node_rows + group * t.capacity;
-  const block_view<Real> &b = t.block;
-  const int64_t begin = t.begin, end = begin + b.cells;
+  double *rows = node_rows + group * task.capacity;
   const int F = m.num_fields, columns = F * Comp;
-  for (int64_t node = t.first + (int64_t)block * t.groups + group; node < t.end;
-       node += (int64_t)t.blocks * t.groups) {
+  for (int64_t node = first_node + (int64_t)block * groups + group; node < end_node;
+       node += blocks * groups) {
     int64_t e = m.node_cell_offsets[node];
     const int64_t link_end = m.node_cell_offsets[node + 1];
     const bool first = e < link_end && m.node_cells[e] >= begin;
@@ -114,12 +120,12 @@ __device__ void gather_node_rows(const mesh_view &m, const gather_task<Real> &t,
       ++e;
     if (e == link_end || m.node_cells[e] >= end)
       continue; /* no cell of the batch (the same for the whole group) */
-    double *global = t.target + t.row_offsets[node * Comp];
-    const int length = (int)(t.row_offsets[(node + 1) * Comp] - t.row_offsets[node * Comp]);
+    double *global = values + row_offsets[node * Comp];
+    const int length = (int)(row_offsets[(node + 1) * Comp] - row_offsets[node * Comp]);
     int offsets[Comp];
 #pragma unroll
     for (int i = 0; i < Comp; ++i)
-      offsets[i] = (int)(t.row_offsets[node * Comp + i] - t.row_offsets[node * Comp]);
+      offsets[i] = (int)(row_offsets[node * Comp + i] - row_offsets[node * Comp]);
     for (int k = lane; k < length; k += lanes)
       rows[k] = first ? 0.0 : global[k];
     __syncwarp(mask);
@@ -148,68 +154,101 @@ __device__ void gather_node_rows(const mesh_view &m, const gather_task<Real> &t,
 /// Matrices in layout left, whose rows are strided: a thread per CSR row
 /// (node, component i) of [first, end) walks the row's cells.
 template <typename Real>
-__device__ void gather_csr_rows(const mesh_view &m, const gather_task<Real> &t, unsigned block) {
-  const int64_t end = t.begin + t.block.cells;
-  const int F = m.num_fields, components = t.components;
-  for (int64_t row = t.first + (int64_t)block * blockDim.x + threadIdx.x; row < t.end;
-       row += (int64_t)t.blocks * blockDim.x) {
+__device__ void gather_csr_rows(const mesh_view m, const gather_task<Real> &task,
+                                unsigned block) {
+  const block_view<Real> b = task.block;
+  const int64_t *const row_offsets = task.row_offsets;
+  double *const values = task.target;
+  const int64_t begin = task.begin, end = begin + b.cells, first_row = task.first,
+                end_row = task.end, blocks = task.blocks;
+  const int F = m.num_fields, components = task.components;
+  for (int64_t row = first_row + (int64_t)block * blockDim.x + threadIdx.x; row < end_row;
+       row += blocks * blockDim.x) {
     const int64_t node = row / components;
     const int i = (int)(row % components);
-    double *row_values = t.target + t.row_offsets[row];
+    double *row_values = values + row_offsets[row];
     const int64_t link_begin = m.node_cell_offsets[node], link_end = m.node_cell_offsets[node + 1];
-    if (link_begin < link_end && m.node_cells[link_begin] >= t.begin &&
+    if (link_begin < link_end && m.node_cells[link_begin] >= begin &&
         m.node_cells[link_begin] < end)
-      for (int64_t e = 0; e < t.row_offsets[row + 1] - t.row_offsets[row]; ++e)
+      for (int64_t e = 0; e < row_offsets[row + 1] - row_offsets[row]; ++e)
         row_values[e] = 0.0;
     for (int64_t e = link_begin; e < link_end; ++e) {
       const int64_t cell = m.node_cells[e];
-      if (cell < t.begin)
+      if (cell < begin)
         continue;
       if (cell >= end)
         break;
       const int slot = m.node_cell_slots[e];
       const uint16_t *positions = m.link_positions + e * F;
-      for (int b = 0; b < F; ++b)
+      for (int bf = 0; bf < F; ++bf)
         for (int j = 0; j < components; ++j)
-          row_values[positions[b] * components + j] += t.block.get(
-              cell - t.begin, (int64_t)slot * components + i, (int64_t)b * components + j);
+          row_values[positions[bf] * components + j] +=
+              b.get(cell - begin, (int64_t)slot * components + i, (int64_t)bf * components + j);
     }
   }
 }
 
 /// Node vectors: one thread per entry (node, component i), cells ascending.
 template <typename Real>
-__device__ void gather_vector(const mesh_view &m, const gather_task<Real> &t, unsigned block) {
-  const int64_t end = t.begin + t.block.cells;
-  const int components = t.components;
-  for (int64_t row = t.first + (int64_t)block * blockDim.x + threadIdx.x; row < t.end;
-       row += (int64_t)t.blocks * blockDim.x) {
+__device__ void gather_vector(const mesh_view m, const gather_task<Real> &task, unsigned block) {
+  const block_view<Real> b = task.block;
+  double *const node_values = task.target;
+  const int64_t begin = task.begin, end = begin + b.cells, first_row = task.first,
+                end_row = task.end, blocks = task.blocks;
+  const int components = task.components;
+  for (int64_t row = first_row + (int64_t)block * blockDim.x + threadIdx.x; row < end_row;
+       row += blocks * blockDim.x) {
     const int64_t node = row / components;
     const int i = (int)(row % components);
-    double sum = t.target[row];
+    double sum = node_values[row];
     for (int64_t e = m.node_cell_offsets[node]; e < m.node_cell_offsets[node + 1]; ++e) {
       const int64_t cell = m.node_cells[e];
-      if (cell < t.begin)
+      if (cell < begin)
         continue;
       if (cell >= end)
         break;
-      sum += t.block.get(cell - t.begin, (int64_t)m.node_cell_slots[e] * components + i, 0);
+      sum += b.get(cell - begin, (int64_t)m.node_cell_slots[e] * components + i, 0);
     }
-    t.target[row] = sum;
+    node_values[row] = sum;
   }
 }
 
 /// Cell arrays: target[begin + c] = the (rows x columns) block of cell c,
 /// row-major.
 template <typename Real>
-__device__ void gather_cells(const gather_task<Real> &t, unsigned block) {
-  const block_view<Real> &b = t.block;
-  const int64_t per_cell = b.rows * b.columns;
-  for (int64_t v = (int64_t)block * blockDim.x + threadIdx.x; v < t.end;
-       v += (int64_t)t.blocks * blockDim.x) {
+__device__ void gather_cells(const gather_task<Real> &task, unsigned block) {
+  const block_view<Real> b = task.block;
+  double *const kept = task.target;
+  const int64_t per_cell = b.rows * b.columns, begin = task.begin, items = task.end,
+                blocks = task.blocks;
+  for (int64_t v = (int64_t)block * blockDim.x + threadIdx.x; v < items;
+       v += blocks * blockDim.x) {
     const int64_t c = v / per_cell, entry = v % per_cell;
-    t.target[t.begin * per_cell + v] = b.get(c, entry / b.columns, entry % b.columns);
+    kept[begin * per_cell + v] = b.get(c, entry / b.columns, entry % b.columns);
   }
+}
+
+/// The code a gather runs: node rows of layout-right matrices of 1 or 3
+/// components, CSR rows of layout-left ones, node vectors or cell values.
+enum gather_body { NODE_ROWS_1, NODE_ROWS_3, CSR_ROWS, NODE_VECTOR, CELL_VALUES };
+
+template <typename Real> __host__ __device__ int body_of(const gather_task<Real> &t) {
+  if (t.kind == TC_GATHER_MATRICES)
+    return t.lanes == 0 ? CSR_ROWS : t.components == 3 ? NODE_ROWS_3 : NODE_ROWS_1;
+  return t.kind == TC_GATHER_VECTORS ? NODE_VECTOR : CELL_VALUES;
+}
+
+template <typename Real, int Body>
+__device__ void run_gather(const mesh_view m, const gather_task<Real> &t, unsigned block,
+                           double *node_rows) {
+  if constexpr (Body == NODE_ROWS_1 || Body == NODE_ROWS_3)
+    gather_node_rows<Real, Body == NODE_ROWS_3 ? 3 : 1>(m, t, block, node_rows);
+  else if constexpr (Body == CSR_ROWS)
+    gather_csr_rows(m, t, block);
+  else if constexpr (Body == NODE_VECTOR)
+    gather_vector(m, t, block);
+  else
+    gather_cells(t, block);
 }
 
 /// Every gather of a launch, each on its own range of blocks, so that a
@@ -225,21 +264,28 @@ __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
     ++i;
   const gather_task<Real> &t = launch.tasks[i];
   const unsigned block = blockIdx.x - t.first_block;
-  switch (t.kind) {
-  case TC_GATHER_MATRICES:
-    if (t.lanes == 0)
-      gather_csr_rows(launch.mesh, t, block);
-    else if (t.components == 3)
-      gather_node_rows<Real, 3>(launch.mesh, t, block, node_rows);
-    else
-      gather_node_rows<Real, 1>(launch.mesh, t, block, node_rows);
-    break;
-  case TC_GATHER_VECTORS:
-    gather_vector(launch.mesh, t, block);
-    break;
+  switch (body_of(t)) {
+  case NODE_ROWS_1:
+    return run_gather<Real, NODE_ROWS_1>(launch.mesh, t, block, node_rows);
+  case NODE_ROWS_3:
+    return run_gather<Real, NODE_ROWS_3>(launch.mesh, t, block, node_rows);
+  case CSR_ROWS:
+    return run_gather<Real, CSR_ROWS>(launch.mesh, t, block, node_rows);
+  case NODE_VECTOR:
+    return run_gather<Real, NODE_VECTOR>(launch.mesh, t, block, node_rows);
   default:
-    gather_cells(t, block);
+    return run_gather<Real, CELL_VALUES>(launch.mesh, t, block, node_rows);
   }
+}
+
+/// One gather in a launch of its own, with its code alone: for batches whose
+/// gathers fill the GPU by themselves (gather_kernel holds every body, and
+/// its registers are those of the largest: layout-left matrices took 1.5x
+/// as long in it at 128^3 Q1 cells on an H200).
+template <typename Real, int Body>
+__global__ void gather_one_kernel(const mesh_view m, const __grid_constant__ gather_task<Real> t) {
+  extern __shared__ double node_rows[];
+  run_gather<Real, Body>(m, t, blockIdx.x, node_rows);
 }
 
 /// One thread per CSR row: the row's sum, in ascending order as the host
@@ -408,7 +454,25 @@ tc_err plan_gather(const tc_assembly_cuda *a, const tc_gather &g, gather_task<Re
   return TC_SUCCESS;
 }
 
-/// The gathers in one launch of gather_kernel, each on blocks of its own.
+/// Launches gather_one_kernel for task t: node rows with a block of its
+/// groups' lanes and their shared memory, the others with kThreads.
+template <typename Real, int Body>
+tc_err launch_one(const mesh_view &m, const gather_task<Real> &t, cudaStream_t stream) {
+  const bool rows = Body == NODE_ROWS_1 || Body == NODE_ROWS_3;
+  const int threads = rows ? t.groups * t.lanes : tc_cuda_grid::kThreads;
+  const size_t shared = rows ? (size_t)t.groups * t.capacity * sizeof(double) : 0;
+  gather_one_kernel<Real, Body><<<t.blocks, threads, shared, stream>>>(m, t);
+  TC_CUDA_CALL(cudaGetLastError());
+  return TC_SUCCESS;
+}
+
+/// A batch's gathers take one launch while their blocks together are at
+/// most this many a multiprocessor; beyond, a launch each (as the input
+/// builders, tc_physics_cuda.cu).
+constexpr int64_t kOneLaunchBlocksPerSM = 16;
+
+/// The gathers in one launch of gather_kernel, each on blocks of its own, or
+/// one launch each where they fill the GPU by themselves.
 template <typename Real>
 tc_err launch_gathers(const tc_assembly_cuda *a, int count, const tc_gather *gathers,
                       cudaStream_t stream) {
@@ -429,6 +493,30 @@ tc_err launch_gathers(const tc_assembly_cuda *a, int count, const tc_gather *gat
   }
   if (launch.count == 0)
     return TC_SUCCESS;
+  tc_cuda::device_limits limits = {};
+  TC_CALL(tc_cuda::current_device_limits(&limits));
+  if ((int64_t)blocks > kOneLaunchBlocksPerSM * limits.sms) {
+    for (int i = 0; i < launch.count; ++i) {
+      const gather_task<Real> &t = launch.tasks[i];
+      switch (body_of(t)) {
+      case NODE_ROWS_1:
+        TC_CALL((launch_one<Real, NODE_ROWS_1>(launch.mesh, t, stream)));
+        break;
+      case NODE_ROWS_3:
+        TC_CALL((launch_one<Real, NODE_ROWS_3>(launch.mesh, t, stream)));
+        break;
+      case CSR_ROWS:
+        TC_CALL((launch_one<Real, CSR_ROWS>(launch.mesh, t, stream)));
+        break;
+      case NODE_VECTOR:
+        TC_CALL((launch_one<Real, NODE_VECTOR>(launch.mesh, t, stream)));
+        break;
+      default:
+        TC_CALL((launch_one<Real, CELL_VALUES>(launch.mesh, t, stream)));
+      }
+    }
+    return TC_SUCCESS;
+  }
   gather_kernel<Real><<<blocks, tc_cuda_grid::kThreads, (size_t)shared * sizeof(double),
                         stream>>>(launch);
   TC_CUDA_CALL(cudaGetLastError());

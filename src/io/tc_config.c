@@ -197,8 +197,9 @@ static const option options[] = {
     {"run", "in_flight", TYPE_INT64, "0",
      "on GPUs, batches the device works on at once, each on a stream of its own with its own "
      "batch arrays (their assembly still in cell order, so results do not change); their "
-     "phases are then timed together as the batches phase; 0 = enough that small worksets "
-     "fill the GPU, up to 4 (1 for the default workset); CPU backends run one at a time",
+     "phases are then timed together as the batches phase; 0 = one for the workset the loop "
+     "sizes (run.batch_cells = 0), and for a workset set by run.batch_cells enough to fill "
+     "the GPU, up to 4; CPU backends run one at a time",
      {0, TC_CONFIG_MAX_IN_FLIGHT, false, false}, NULL, FIELD(in_flight)},
     {"run", "roofline", TYPE_BOOL, "true",
      "measure the devices' copy bandwidth and FMA peak once (about 0.2 s on a CPU) and "

@@ -64,12 +64,18 @@ static tc_err cuda_create(tc_loop *loop) {
   return TC_SUCCESS;
 }
 
-/* run.in_flight, or as many batches as fill the GPU
+/* run.in_flight; or one batch at a time in the workset the loop sizes
+ * itself, which fills the GPU and keeps every phase timed on its own; or
+ * for a workset set by run.batch_cells as many batches as fill the GPU
  * (tc_loop_cuda_lanes_to_fill). */
 static int cuda_in_flight(const tc_loop *loop, char *why, size_t size) {
   if (loop->config->in_flight > 0) {
     snprintf(why, size, "run.in_flight");
     return (int)loop->config->in_flight;
+  }
+  if (loop->config->batch_cells == 0) {
+    snprintf(why, size, "one: the workset the loop sized fills the GPU");
+    return 1;
   }
   const int64_t items = loop->num_fields * loop->num_points;
   const int lanes = tc_loop_cuda_lanes_to_fill(loop->batch_cells, items);
@@ -116,13 +122,14 @@ static tc_err cuda_check_geometry(tc_loop *loop) {
   return tc_loop_cuda_check_geometry(s->gpu);
 }
 
+/* Every input the selected kernels read, in one launch. */
 static tc_err cuda_inputs(tc_loop *loop, int64_t cells) {
   cuda_state *s = loop->state;
+  void *outputs[TC_INPUT_COUNT] = {NULL};
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     if (loop->input_needed[i])
-      TC_CALL(tc_loop_cuda_build_input(s->gpu, i, cells, loop->layout, loop->precision,
-                                       loop->input_device[i]));
-  return TC_SUCCESS;
+      outputs[i] = loop->input_device[i];
+  return tc_loop_cuda_build_inputs(s->gpu, cells, loop->layout, loop->precision, outputs);
 }
 
 static tc_err cuda_fused_elasticity(tc_loop *loop, int64_t cells) {

@@ -102,8 +102,8 @@ constexpr int kMaxLanes = 8;
 /// on an H200 (docs/measurements/mini-app-gpu.md): Q1 cells with 27 points
 /// (216 items a cell) ran fastest four at a time in batches of 1,024 to
 /// 16,384 cells (eight: 1-11% slower), Q2 cells with 125 points (3,375)
-/// four at a time in batches of 1,024 and two in batches of 4,096; the
-/// default worksets (36.7 M and 45.9 M items) run as fast one at a time.
+/// four at a time in batches of 1,024 and two in batches of 4,096. (The
+/// workset the loop sizes itself runs one at a time: tc_loop_backend_cuda.c.)
 constexpr double kFillItemsPerSM = 128 * 1024;
 constexpr int kMostLanesToFill = 4;
 
@@ -391,15 +391,15 @@ extern "C" tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop) {
           (long long)begin, (long long)(std::min(begin + l->batch_cells, l->num_cells) - 1));
 }
 
-extern "C" tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_input input,
-                                           int64_t cells, tc_layout layout,
-                                           tc_precision precision, void *output_device) {
+extern "C" tc_err tc_loop_cuda_build_inputs(tc_loop_cuda *loop, int64_t cells, tc_layout layout,
+                                            tc_precision precision,
+                                            void *const outputs[TC_INPUT_COUNT]) {
   const tc_geometry_cuda_batch &batch = lane_batch(loop);
   TC_CHECK(cells == batch.cells, TC_ERR_ARGUMENT,
-           "GPU input of %lld cells, but the geometry last formed is of %lld cells",
+           "GPU inputs of %lld cells, but the geometry last formed is of %lld cells",
            (long long)cells, (long long)batch.cells);
-  return tc_physics_cuda_build_input(input, &batch, &loop->fields, layout, precision,
-                                     output_device, lane_stream(loop));
+  return tc_physics_cuda_build_inputs(&batch, &loop->fields, layout, precision, outputs,
+                                      lane_stream(loop));
 }
 
 extern "C" tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells,

@@ -122,13 +122,14 @@ tc_err tc_loop_cuda_geometry(tc_loop_cuda *loop, int64_t begin, int64_t cells);
 /// leaves nothing on the host to redo when its launches are replayed.
 tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop);
 
-/// Writes one contraction input of the batch whose geometry was formed last
-/// (cells must be that batch's count) into output_device (device memory of
-/// tc_physics_input_count(input, cells, F, P) elements), in the layout and
-/// precision given: the same logical array tc_physics_build_input writes on
-/// the host, computed in double and rounded once. Asynchronous.
-tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_input input, int64_t cells,
-                                tc_layout layout, tc_precision precision, void *output_device);
+/// Writes the contraction inputs of the batch whose geometry was formed
+/// last (cells must be that batch's count) in one launch: input i into
+/// outputs[i] (device memory of tc_physics_input_count(i, cells, F, P)
+/// elements; NULL: not built), in the layout and precision given: the same
+/// logical arrays tc_physics_build_input writes on the host, computed in
+/// double and rounded once. Asynchronous.
+tc_err tc_loop_cuda_build_inputs(tc_loop_cuda *loop, int64_t cells, tc_layout layout,
+                                 tc_precision precision, void *const outputs[TC_INPUT_COUNT]);
 
 /// The elasticity trio of the batch whose geometry was formed last (cells
 /// must be that batch's count), its inputs built on chip
@@ -228,10 +229,10 @@ static inline tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop) {
   (void)loop;
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }
-static inline tc_err tc_loop_cuda_build_input(tc_loop_cuda *loop, tc_physics_input input,
-                                              int64_t cells, tc_layout layout,
-                                              tc_precision precision, void *output_device) {
-  (void)loop, (void)input, (void)cells, (void)layout, (void)precision, (void)output_device;
+static inline tc_err tc_loop_cuda_build_inputs(tc_loop_cuda *loop, int64_t cells,
+                                               tc_layout layout, tc_precision precision,
+                                               void *const outputs[TC_INPUT_COUNT]) {
+  (void)loop, (void)cells, (void)layout, (void)precision, (void)outputs;
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }
 static inline tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells,

@@ -5,6 +5,7 @@
  * shared with the host. */
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 extern "C" {
@@ -169,13 +170,15 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
 
 /// Layout left: one thread per (cell, i1, i2), cell index fastest, so that a
 /// warp's reads of the geometry (stored cell-fastest) and its stores are
-/// contiguous.
+/// contiguous; this block is `block` of the input's `blocks`.
 template <typename Real, int Input>
-__global__ void input_left_kernel(geometry_view g, tc_physics_fields f, int64_t cells,
-                                  input_shape s, Real *__restrict__ out) {
+__device__ void input_left(const geometry_view &g, const tc_physics_fields &f, int64_t cells,
+                           input_shape s, Real *__restrict__ out, unsigned block,
+                           unsigned blocks) {
   constexpr int d1 = tensor_d1(Input), d2 = tensor_d2(Input);
   const int64_t per_cell = s.m1 * s.m2;
-  for (int64_t t = first_item(); t < cells * per_cell; t += item_stride()) {
+  for (int64_t t = (int64_t)block * blockDim.x + threadIdx.x; t < cells * per_cell;
+       t += (int64_t)blocks * blockDim.x) {
     const int64_t c = t % cells, entry = t / cells;
     const int64_t i1 = entry / s.m2, i2 = entry % s.m2;
     double v[9];
@@ -202,7 +205,7 @@ constexpr int kRightTileWords = 4608;
 constexpr int64_t kRightLongCell = 8192;
 constexpr int64_t kRightWaves = 2;
 
-/// Tiles of `cells_per_tile` cells input_right_kernel takes for an input of
+/// Tiles of `cells_per_tile` cells input_right takes for an input of
 /// shape s.
 int64_t right_tiles(int64_t cells, int cells_per_tile, int words, input_shape s) {
   const int64_t entries = kRightTileWords / cells_per_tile / words;
@@ -212,27 +215,27 @@ int64_t right_tiles(int64_t cells, int cells_per_tile, int words, input_shape s)
 /// Layout right: a block computes a tile of Cells cells by kRightTileWords /
 /// (Cells d1 d2) entries with the cell index fastest across the threads (so
 /// the geometry's reads are contiguous, as in layout left), parks it in
-/// shared memory, and stores each cell's share of the tile, one contiguous
-/// run in layout right, with consecutive threads on consecutive words. The
-/// tiles of a group of cells are consecutive blocks, so that they run at
-/// once and read the group's geometry from L2 rather than each from memory.
-/// (One thread per entry in layout-right order read the geometry 8 bytes a cache
-/// sector and stored d1 d2 words apart: the mini-app's inputs took 2.7x (Q1)
-/// and 3.2x (Q2) as long as in layout left on an H200, docs/cuda.md.)
+/// shared memory (`tile`, kRightTileWords + Cells words), and stores each
+/// cell's share of the tile, one contiguous run in layout right, with
+/// consecutive threads on consecutive words. The tiles of a group of cells
+/// are consecutive blocks, so that they run at once and read the group's
+/// geometry from L2 rather than each from memory. (One thread per entry in
+/// layout-right order read the geometry 8 bytes a cache sector and stored
+/// d1 d2 words apart: the mini-app's inputs took 2.7x (Q1) and 3.2x (Q2) as
+/// long as in layout left on an H200, docs/cuda.md.)
 template <typename Real, int Input, int Cells>
-__global__ void __launch_bounds__(tc_cuda_grid::kThreads)
-    input_right_kernel(geometry_view g, tc_physics_fields f, int64_t cells, input_shape s,
-                       Real *__restrict__ out) {
+__device__ void input_right(const geometry_view &g, const tc_physics_fields &f, int64_t cells,
+                            input_shape s, Real *__restrict__ out, unsigned block,
+                            unsigned blocks, Real *tile) {
   constexpr int words = tensor_d1(Input) * tensor_d2(Input);
   constexpr int cell_words = kRightTileWords / Cells, entries = cell_words / words;
   constexpr int pitch = cell_words + 1; // odd, so that the cells fall in distinct banks
-  __shared__ Real tile[Cells * pitch];
   const int64_t per_cell = s.m1 * s.m2;
   const int64_t cell_tiles = (cells + Cells - 1) / Cells;
   const int64_t entry_tiles = (per_cell + entries - 1) / entries;
   const int64_t tiles = cell_tiles * entry_tiles;
   const int lane = threadIdx.x % Cells, row = threadIdx.x / Cells, rows = blockDim.x / Cells;
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+  for (int64_t t = block; t < tiles; t += blocks) {
     const int64_t c0 = (t / entry_tiles) * Cells, e0 = (t % entry_tiles) * entries;
     const int tile_cells = (int)(cells - c0 < Cells ? cells - c0 : Cells);
     const int tile_entries = (int)(per_cell - e0 < entries ? per_cell - e0 : entries);
@@ -254,60 +257,170 @@ __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
   }
 }
 
-/// Launches input_right_kernel in tiles of Cells cells.
-template <typename Real, int Input, int Cells>
-tc_err launch_input_right(const geometry_view &g, const tc_physics_fields &f, int64_t cells,
-                          input_shape s, void *output, cudaStream_t stream) {
-  const int64_t tiles = right_tiles(cells, Cells, tensor_d1(Input) * tensor_d2(Input), s);
-  auto kernel = input_right_kernel<Real, Input, Cells>;
-  TC_LAUNCH(kernel, tiles * tc_cuda_grid::kThreads, stream, g, f, cells, s, (Real *)output);
+/// One input of a launch (inputs_kernel): which, its shape, the cells of a
+/// layout-right tile, its blocks and output.
+struct input_task {
+  int input, tile_cells;
+  input_shape shape;
+  unsigned first_block, blocks;
+  void *output;
+};
+struct input_launch {
+  int count;
+  input_task tasks[TC_INPUT_COUNT];
+};
+
+/// The body of task t, input Input: this block's share of it.
+template <typename Real, bool Left, int Input>
+__device__ void input_body(const geometry_view &g, const tc_physics_fields &f,
+                           const input_task &t, unsigned block, Real *tile) {
+  Real *out = (Real *)t.output;
+  if constexpr (Left)
+    input_left<Real, Input>(g, f, g.cells, t.shape, out, block, t.blocks);
+  else if (t.tile_cells == 8)
+    input_right<Real, Input, 8>(g, f, g.cells, t.shape, out, block, t.blocks, tile);
+  else
+    input_right<Real, Input, 32>(g, f, g.cells, t.shape, out, block, t.blocks, tile);
+}
+
+/// Runs task t's input (the body instantiated for each of the
+/// TC_INPUT_COUNT inputs).
+template <typename Real, bool Left, int Input = 0>
+__device__ void run_input(const geometry_view &g, const tc_physics_fields &f,
+                          const input_task &t, unsigned block, Real *tile) {
+  if constexpr (Input < TC_INPUT_COUNT) {
+    if (t.input != Input)
+      return run_input<Real, Left, Input + 1>(g, f, t, block, tile);
+    input_body<Real, Left, Input>(g, f, t, block, tile);
+  }
+}
+
+/// Every input of a batch in one launch, each on blocks of its own: on small
+/// worksets each input is a wave of blocks or less, and launched one after
+/// another they took the sum of their latencies.
+template <typename Real, bool Left>
+__global__ void __launch_bounds__(tc_cuda_grid::kThreads)
+    inputs_kernel(geometry_view g, tc_physics_fields f, const __grid_constant__ input_launch launch) {
+  __shared__ Real tile[Left ? 1 : kRightTileWords + 32];
+  int i = 0;
+  while (i + 1 < launch.count && blockIdx.x >= launch.tasks[i + 1].first_block)
+    ++i;
+  const input_task &t = launch.tasks[i];
+  run_input<Real, Left>(g, f, t, blockIdx.x - t.first_block, tile);
+}
+
+/// One input in a launch of its own: a kernel with that input's code alone,
+/// for worksets whose inputs fill the GPU by themselves (inputs_kernel holds
+/// every input's code, and its registers are those of the largest).
+template <typename Real, bool Left, int Input>
+__global__ void __launch_bounds__(tc_cuda_grid::kThreads)
+    input_kernel(geometry_view g, tc_physics_fields f, const __grid_constant__ input_task t) {
+  __shared__ Real tile[Left ? 1 : kRightTileWords + 32];
+  input_body<Real, Left, Input>(g, f, t, blockIdx.x, tile);
+}
+
+/// Launches input_kernel for task t's input.
+template <typename Real, bool Left, int Input = 0>
+tc_err launch_input(const geometry_view &g, const tc_physics_fields &f, const input_task &t,
+                    cudaStream_t stream) {
+  if constexpr (Input < TC_INPUT_COUNT) {
+    if (t.input != Input)
+      return launch_input<Real, Left, Input + 1>(g, f, t, stream);
+    input_kernel<Real, Left, Input><<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
+    TC_CUDA_CALL(cudaGetLastError());
+    return TC_SUCCESS;
+  } else {
+    TC_FAIL(TC_ERR_ARGUMENT, "unknown contraction input %d", t.input);
+  }
+}
+
+/// A batch's inputs take one launch while their blocks together are at most
+/// this many a multiprocessor; beyond, a launch each. Measured on an H200
+/// (docs/measurements/mini-app-gpu.md): Q1 cells with 27 points, four
+/// batches in flight, 11.9 M cells/s in one launch against 10.4 M in
+/// batches of 1,024 cells (about 10 blocks a multiprocessor), 14.7 M
+/// against 15.4 M in batches of 4,096 (about 40).
+constexpr int64_t kOneLaunchBlocksPerSM = 16;
+
+/// The task of input `input`: its shape, tile width and blocks.
+tc_err plan_input(int input, const geometry_view &g, bool left, input_task *t) {
+  const int64_t cells = g.cells;
+  const input_shape s = shape_of((tc_physics_input)input, g.num_fields, g.num_points);
+  *t = {};
+  t->input = input;
+  t->shape = s;
+  if (left) {
+    t->blocks = tc_cuda_grid::grid_blocks(cells * s.m1 * s.m2);
+    return TC_SUCCESS;
+  }
+  /* 32-cell tiles, or 8-cell ones for long cells and for worksets too small
+   * to give every multiprocessor kRightWaves tiles of 32 */
+  const int words = tensor_d1(input) * tensor_d2(input);
+  const input_shape strains = shape_of(TC_INPUT_STRAINS, g.num_fields, g.num_points);
+  tc_cuda::device_limits limits = {};
+  TC_CALL(tc_cuda::current_device_limits(&limits));
+  const int64_t wide = right_tiles(cells, 32, words, s);
+  t->tile_cells = strains.m1 * strains.m2 * 9 > kRightLongCell || wide < kRightWaves * limits.sms
+                      ? 8
+                      : 32;
+  t->blocks = (unsigned)std::min<int64_t>(right_tiles(cells, t->tile_cells, words, s),
+                                          tc_cuda_grid::kMaxBlocks);
   return TC_SUCCESS;
 }
 
-/// Launches input_left_kernel or input_right_kernel for the run-time input
-/// (templates instantiated for each of the TC_INPUT_COUNT inputs).
-template <typename Real, int Input = 0>
-tc_err launch_input(int input, const geometry_view &g, const tc_physics_fields &f, bool left,
-                    void *output, cudaStream_t stream) {
-  if constexpr (Input < TC_INPUT_COUNT) {
-    if (input != Input)
-      return launch_input<Real, Input + 1>(input, g, f, left, output, stream);
-    const int64_t cells = g.cells;
-    const input_shape s = shape_of((tc_physics_input)Input, g.num_fields, g.num_points);
-    if (left) {
-      auto kernel = input_left_kernel<Real, Input>;
-      TC_LAUNCH(kernel, cells * s.m1 * s.m2, stream, g, f, cells, s, (Real *)output);
-      return TC_SUCCESS;
-    }
-    const input_shape strains = shape_of(TC_INPUT_STRAINS, g.num_fields, g.num_points);
-    tc_cuda::device_limits limits = {};
-    TC_CALL(tc_cuda::current_device_limits(&limits));
-    const int64_t wide = right_tiles(cells, 32, tensor_d1(Input) * tensor_d2(Input), s);
-    if (strains.m1 * strains.m2 * 9 > kRightLongCell || wide < kRightWaves * limits.sms)
-      return launch_input_right<Real, Input, 8>(g, f, cells, s, output, stream);
-    return launch_input_right<Real, Input, 32>(g, f, cells, s, output, stream);
-  } else {
-    TC_FAIL(TC_ERR_ARGUMENT, "unknown contraction input %d", input);
+/// The inputs with an output, in one launch, or one each where they fill
+/// the GPU by themselves.
+template <typename Real>
+tc_err launch_inputs(const geometry_view &g, const tc_physics_fields &f, bool left,
+                     void *const outputs[TC_INPUT_COUNT], cudaStream_t stream) {
+  input_launch launch = {};
+  unsigned blocks = 0;
+  for (int input = 0; input < TC_INPUT_COUNT; ++input) {
+    if (!outputs[input])
+      continue;
+    input_task task;
+    TC_CALL(plan_input(input, g, left, &task));
+    if (task.blocks == 0)
+      continue;
+    task.output = outputs[input];
+    task.first_block = blocks;
+    blocks += task.blocks;
+    launch.tasks[launch.count++] = task;
   }
+  if (launch.count == 0)
+    return TC_SUCCESS;
+  tc_cuda::device_limits limits = {};
+  TC_CALL(tc_cuda::current_device_limits(&limits));
+  if ((int64_t)blocks > kOneLaunchBlocksPerSM * limits.sms) {
+    for (int i = 0; i < launch.count; ++i) {
+      const input_task &t = launch.tasks[i];
+      TC_CALL((left ? launch_input<Real, true>(g, f, t, stream)
+                    : launch_input<Real, false>(g, f, t, stream)));
+    }
+    return TC_SUCCESS;
+  }
+  if (left)
+    inputs_kernel<Real, true><<<blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, launch);
+  else
+    inputs_kernel<Real, false><<<blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, launch);
+  TC_CUDA_CALL(cudaGetLastError());
+  return TC_SUCCESS;
 }
 
 } // namespace
 
-extern "C" tc_err tc_physics_cuda_build_input(tc_physics_input input,
-                                              const tc_geometry_cuda_batch *batch,
-                                              const tc_physics_fields *fields, tc_layout layout,
-                                              tc_precision precision, void *output,
-                                              void *stream) {
-  TC_CHECK(input >= 0 && input < TC_INPUT_COUNT, TC_ERR_ARGUMENT, "unknown contraction input %d",
-           (int)input);
+extern "C" tc_err tc_physics_cuda_build_inputs(const tc_geometry_cuda_batch *batch,
+                                               const tc_physics_fields *fields,
+                                               tc_layout layout, tc_precision precision,
+                                               void *const outputs[TC_INPUT_COUNT],
+                                               void *stream) {
   TC_CHECK(layout == TC_LAYOUT_RIGHT || layout == TC_LAYOUT_LEFT, TC_ERR_ARGUMENT,
            "unknown layout %d", (int)layout);
   TC_CHECK(precision == TC_DOUBLE || precision == TC_FLOAT, TC_ERR_ARGUMENT,
            "unknown precision %d", (int)precision);
-  TC_CHECK(output || batch->cells == 0, TC_ERR_ARGUMENT, "GPU input: output is NULL");
   const bool left = layout == TC_LAYOUT_LEFT;
   cudaStream_t s = (cudaStream_t)stream;
   if (precision == TC_DOUBLE)
-    return launch_input<double>(input, *batch, *fields, left, output, s);
-  return launch_input<float>(input, *batch, *fields, left, output, s);
+    return launch_inputs<double>(*batch, *fields, left, outputs, s);
+  return launch_inputs<float>(*batch, *fields, left, outputs, s);
 }

@@ -16,20 +16,22 @@ extern "C" {
 #endif
 
 #if TCMINI_HAVE_CUDA
-/// Writes input `input` of the batch (batch->cells cells) into output
-/// (device memory of tc_physics_input_count(input, cells, F, P) elements)
-/// in the layout and precision given. Asynchronous on stream (cudaStream_t).
-tc_err tc_physics_cuda_build_input(tc_physics_input input, const tc_geometry_cuda_batch *batch,
-                                   const tc_physics_fields *fields, tc_layout layout,
-                                   tc_precision precision, void *output, void *stream);
+/// Writes every input i with outputs[i] non-NULL (device memory of
+/// tc_physics_input_count(i, cells, F, P) elements) for the batch
+/// (batch->cells cells) in the layout and precision given, all in one
+/// launch, each input on blocks of its own. Asynchronous on stream
+/// (cudaStream_t).
+tc_err tc_physics_cuda_build_inputs(const tc_geometry_cuda_batch *batch,
+                                    const tc_physics_fields *fields, tc_layout layout,
+                                    tc_precision precision, void *const outputs[TC_INPUT_COUNT],
+                                    void *stream);
 #else
-static inline tc_err tc_physics_cuda_build_input(tc_physics_input input,
-                                                 const tc_geometry_cuda_batch *batch,
-                                                 const tc_physics_fields *fields,
-                                                 tc_layout layout, tc_precision precision,
-                                                 void *output, void *stream) {
-  (void)input, (void)batch, (void)fields, (void)layout, (void)precision, (void)output;
-  (void)stream;
+static inline tc_err tc_physics_cuda_build_inputs(const tc_geometry_cuda_batch *batch,
+                                                  const tc_physics_fields *fields,
+                                                  tc_layout layout, tc_precision precision,
+                                                  void *const outputs[TC_INPUT_COUNT],
+                                                  void *stream) {
+  (void)batch, (void)fields, (void)layout, (void)precision, (void)outputs, (void)stream;
   return tc_error_raise(TC_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
                         "the GPU input builders are not in this build (configure with "
                         "-DTCMINI_ENABLE_CUDA=ON)");

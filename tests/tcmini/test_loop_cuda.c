@@ -325,8 +325,10 @@ static tc_err check_inputs(fixture *fx) {
           err = tc_physics_build_input(i, &batch, &test_fields, layout, precision, expected);
           if (err == TC_SUCCESS)
             err = tc_device_copy_to_device(fx->device, device, poison, used);
+          void *outputs[TC_INPUT_COUNT] = {NULL};
+          outputs[i] = device;
           if (err == TC_SUCCESS)
-            err = tc_loop_cuda_build_input(fx->gpu, i, cells, layout, precision, device);
+            err = tc_loop_cuda_build_inputs(fx->gpu, cells, layout, precision, outputs);
           if (err == TC_SUCCESS)
             err = tc_device_copy_to_host(fx->device, got, device, used);
           if (err == TC_SUCCESS)
@@ -637,9 +639,10 @@ static tc_err check_inverted(fixture *fx) {
       agree = device_err == TC_ERR_INPUT && strstr(tc_error_message(), expected) &&
               strstr(tc_error_message(), "inverted or degenerate");
       tc_error_clear();
-      void *unused = NULL;
-      agree = agree && tc_loop_cuda_build_input(gpu, TC_INPUT_VALUES, cells, TC_LAYOUT_LEFT,
-                                                TC_DOUBLE, &unused) == TC_ERR_ARGUMENT;
+      void *unused = NULL, *outputs[TC_INPUT_COUNT] = {NULL};
+      outputs[TC_INPUT_VALUES] = &unused;
+      agree = agree && tc_loop_cuda_build_inputs(gpu, cells, TC_LAYOUT_LEFT, TC_DOUBLE,
+                                                 outputs) == TC_ERR_ARGUMENT;
     } else {
       agree = device_err == TC_SUCCESS;
     }
