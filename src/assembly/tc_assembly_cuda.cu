@@ -466,13 +466,9 @@ tc_err launch_one(const mesh_view &m, const gather_task<Real> &t, cudaStream_t s
   return TC_SUCCESS;
 }
 
-/// A batch's gathers take one launch while their blocks together are at
-/// most this many a multiprocessor; beyond, a launch each (as the input
-/// builders, tc_physics_cuda.cu).
-constexpr int64_t kOneLaunchBlocksPerSM = 16;
-
 /// The gathers in one launch of gather_kernel, each on blocks of its own, or
-/// one launch each where they fill the GPU by themselves.
+/// one launch each where they fill the GPU by themselves
+/// (tc_cuda::takes_one_launch).
 template <typename Real>
 tc_err launch_gathers(const tc_assembly_cuda *a, int count, const tc_gather *gathers,
                       cudaStream_t stream) {
@@ -493,9 +489,9 @@ tc_err launch_gathers(const tc_assembly_cuda *a, int count, const tc_gather *gat
   }
   if (launch.count == 0)
     return TC_SUCCESS;
-  tc_cuda::device_limits limits = {};
-  TC_CALL(tc_cuda::current_device_limits(&limits));
-  if ((int64_t)blocks > kOneLaunchBlocksPerSM * limits.sms) {
+  bool one = true;
+  TC_CALL(tc_cuda::takes_one_launch(blocks, &one));
+  if (!one) {
     for (int i = 0; i < launch.count; ++i) {
       const gather_task<Real> &t = launch.tasks[i];
       switch (body_of(t)) {

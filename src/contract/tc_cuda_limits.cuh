@@ -1,12 +1,15 @@
 /* tc_cuda_limits: the current GPU's limits that launch shapes depend on
- * (multiprocessors, threads and shared memory), read once per process: the
- * contraction library's launchers (contract_cuda_kernels.cuh) and the GPU
- * loop's input builders and fused elasticity (src/physics), which reach it
- * through tc_contract's include path. */
+ * (multiprocessors, threads and shared memory), read once per process, and
+ * the rule for one launch of several tasks: the contraction library's
+ * launchers (contract_cuda_kernels.cuh) and the GPU loop's input builders,
+ * fused elasticity (src/physics) and gathers (src/assembly), which reach
+ * it through tc_contract's include path. */
 #ifndef TC_CUDA_LIMITS_CUH
 #define TC_CUDA_LIMITS_CUH
 
 #include <cuda_runtime.h>
+
+#include <cstdint>
 
 extern "C" {
 #include "tc_error.h"
@@ -42,6 +45,25 @@ inline tc_err current_device_limits(device_limits *limits) {
     known = read;
   }
   *limits = known;
+  return TC_SUCCESS;
+}
+
+/// Whether tasks of `blocks` thread blocks in all, each on blocks of its
+/// own, take one launch of a kernel holding every task's code (the GPU
+/// loop's inputs and gathers of a batch) rather than a launch each: while
+/// they are at most 16 blocks a multiprocessor, where each task is a wave
+/// or less and launched one after another they take the sum of their
+/// latencies. The combined kernel has the registers of its largest task,
+/// which costs where the tasks fill the GPU by themselves. Measured on an
+/// H200 (docs/measurements/mini-app-gpu.md) with the inputs: Q1 cells with
+/// 27 points, four batches in flight, 11.9 M cells/s in one launch against
+/// 10.4 M in batches of 1,024 cells (about 10 blocks a multiprocessor),
+/// 14.7 M against 15.4 M in batches of 4,096 (about 40).
+inline tc_err takes_one_launch(int64_t blocks, bool *one) {
+  constexpr int64_t kOneLaunchBlocksPerSM = 16;
+  device_limits limits = {};
+  TC_CALL(current_device_limits(&limits));
+  *one = blocks <= kOneLaunchBlocksPerSM * limits.sms;
   return TC_SUCCESS;
 }
 

@@ -334,14 +334,6 @@ tc_err launch_input(const geometry_view &g, const tc_physics_fields &f, const in
   }
 }
 
-/// A batch's inputs take one launch while their blocks together are at most
-/// this many a multiprocessor; beyond, a launch each. Measured on an H200
-/// (docs/measurements/mini-app-gpu.md): Q1 cells with 27 points, four
-/// batches in flight, 11.9 M cells/s in one launch against 10.4 M in
-/// batches of 1,024 cells (about 10 blocks a multiprocessor), 14.7 M
-/// against 15.4 M in batches of 4,096 (about 40).
-constexpr int64_t kOneLaunchBlocksPerSM = 16;
-
 /// The task of input `input`: its shape, tile width and blocks.
 tc_err plan_input(int input, const geometry_view &g, bool left, input_task *t) {
   const int64_t cells = g.cells;
@@ -369,7 +361,7 @@ tc_err plan_input(int input, const geometry_view &g, bool left, input_task *t) {
 }
 
 /// The inputs with an output, in one launch, or one each where they fill
-/// the GPU by themselves.
+/// the GPU by themselves (tc_cuda::takes_one_launch).
 template <typename Real>
 tc_err launch_inputs(const geometry_view &g, const tc_physics_fields &f, bool left,
                      void *const outputs[TC_INPUT_COUNT], cudaStream_t stream) {
@@ -389,9 +381,9 @@ tc_err launch_inputs(const geometry_view &g, const tc_physics_fields &f, bool le
   }
   if (launch.count == 0)
     return TC_SUCCESS;
-  tc_cuda::device_limits limits = {};
-  TC_CALL(tc_cuda::current_device_limits(&limits));
-  if ((int64_t)blocks > kOneLaunchBlocksPerSM * limits.sms) {
+  bool one = true;
+  TC_CALL(tc_cuda::takes_one_launch(blocks, &one));
+  if (!one) {
     for (int i = 0; i < launch.count; ++i) {
       const input_task &t = launch.tasks[i];
       TC_CALL((left ? launch_input<Real, true>(g, f, t, stream)
