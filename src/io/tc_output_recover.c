@@ -2,7 +2,9 @@
  * A run killed outright (SIGKILL, the out-of-memory killer, a node failure)
  * cannot clean up: it may leave temporary files "<final>.tmp.<owner>", and
  * if it died while publishing (tc_output_publish.c), its journal
- * "<final>.publishing.<owner>" and backups "<final>.old.<owner>". The next
+ * "<final>.publishing.<owner>" and backups "<final>.old.<owner>" (and a
+ * rank killed while MPI-IO opened a temporary, its lock-test file
+ * "<final>.tmp.<owner>.locktest.<rank>"). The next
  * run on the path, holding the lock (so no live run owns such files),
  * finishes or undoes an interrupted publication from the journal, so that
  * the final names hold a whole pair, then removes the rest, and notes all
@@ -58,7 +60,27 @@ static void add_owner(owner_list *owners, const char *owner) {
     snprintf(owners->names[owners->count++], TC_OUTPUT_OWNER_BYTES, "%s", owner);
 }
 
-/* The owners of every side file of the output path in its directory. */
+/* Open MPI's MPI-IO tests file locking on "<file>.locktest.<rank>" beside a
+ * file it opens, and removes it again: a rank killed in between leaves one
+ * beside its run's temporary. Where entry is such a file, its name without
+ * the suffix goes to file (true). */
+static bool strip_locktest(const char *entry, char *file, size_t size) {
+  static const char suffix[] = ".locktest.";
+  const char *mark = NULL;
+  for (const char *at = strstr(entry, suffix); at; at = strstr(at + 1, suffix))
+    mark = at;
+  if (mark == NULL || mark == entry || mark[sizeof suffix - 1] == '\0' ||
+      (size_t)(mark - entry) >= size)
+    return false;
+  for (const char *c = mark + sizeof suffix - 1; *c; c++)
+    if (*c < '0' || *c > '9')
+      return false;
+  snprintf(file, size, "%.*s", (int)(mark - entry), entry);
+  return true;
+}
+
+/* The owners of every side file of the output path in its directory (and
+ * of the lock-test files beside a temporary). */
 static tc_err find_owners(const tc_output *output, owner_list *owners) {
   char directory[TC_OUTPUT_PATH_BYTES];
   tc_output_directory_of(output->h5_path, directory);
@@ -69,6 +91,13 @@ static tc_err find_owners(const tc_output *output, owner_list *owners) {
            strerror(errno));
   owners->count = 0;
   for (struct dirent *entry; (entry = readdir(listing)) != NULL;) {
+    char temporary[NAME_BYTES];
+    if (strip_locktest(entry->d_name, temporary, sizeof temporary)) {
+      const char *owner = owner_in(temporary, h5_base, TC_OUTPUT_TEMPORARY);
+      if (owner)
+        add_owner(owners, owner);
+      continue;
+    }
     const char *kinds[] = {TC_OUTPUT_TEMPORARY, TC_OUTPUT_BACKUP, TC_OUTPUT_JOURNAL};
     for (int k = 0; k < 3; k++) {
       const char *owner = owner_in(entry->d_name, h5_base, kinds[k]);
@@ -175,6 +204,29 @@ static tc_err remove_left(tc_output *output, const char *path, const char *owner
   return TC_SUCCESS;
 }
 
+/* Removes the MPI-IO lock-test files beside owner's temporary, noting each. */
+static tc_err remove_locktests(tc_output *output, const char *temporary, const char *owner) {
+  char directory[TC_OUTPUT_PATH_BYTES];
+  tc_output_directory_of(temporary, directory);
+  const char *base = tc_output_base_name(temporary);
+  DIR *listing = opendir(directory);
+  TC_CHECK(listing != NULL, TC_ERR_IO, "cannot list directory '%s': %s", directory,
+           strerror(errno));
+  tc_err err = TC_SUCCESS;
+  for (struct dirent *entry; err == TC_SUCCESS && (entry = readdir(listing)) != NULL;) {
+    char file[NAME_BYTES], path[2 * NAME_BYTES];
+    if (!strip_locktest(entry->d_name, file, sizeof file) || strcmp(file, base) != 0)
+      continue;
+    if (base == temporary) /* in the working directory, named as the user named it */
+      snprintf(path, sizeof path, "%s", entry->d_name);
+    else
+      snprintf(path, sizeof path, "%s/%s", directory, entry->d_name);
+    err = remove_left(output, path, owner);
+  }
+  closedir(listing);
+  return err;
+}
+
 static tc_err recover_owner(tc_output *output, const char *owner) {
   side_files files;
   side_files_of(output, owner, &files);
@@ -182,6 +234,7 @@ static tc_err recover_owner(tc_output *output, const char *owner) {
     TC_CALL(finish_publication(output, owner, &files));
   TC_CALL(remove_left(output, files.xdmf_temporary, owner));
   TC_CALL(remove_left(output, files.h5_temporary, owner));
+  TC_CALL(remove_locktests(output, files.h5_temporary, owner));
   /* Backups whose final name is gone still hold the only copy: put back. */
   if (!exists(output->xdmf_path) && exists(files.xdmf_backup))
     TC_CHECK(rename(files.xdmf_backup, output->xdmf_path) == 0, TC_ERR_IO,

@@ -724,9 +724,13 @@ static void test_lock_and_debris(const char *dir) {
   tc_output_destroy(&second);
   MPI_Barrier(MPI_COMM_WORLD);
 
-  /* A dead run's temporary files go, with a note; a look-alike stays. */
+  /* A dead run's temporary files go, with a note, and so do the MPI-IO
+   * lock-test files of a rank killed while opening its temporary, even
+   * where the temporary itself is gone; a look-alike stays. */
   make_file(dir, "debris.h5.tmp.deadhost.123", "half a results file");
   make_file(dir, "debris.xmf.tmp.deadhost.123", "half an XDMF file");
+  make_file(dir, "debris.h5.tmp.deadhost.123.locktest.1", "");
+  make_file(dir, "debris.h5.tmp.otherhost.45.locktest.0", "");
   make_file(dir, "debris.h5.tmp.my-notes", "not a temporary file of tcmini's");
   MPI_Barrier(MPI_COMM_WORLD);
   join(path, sizeof path, dir, "debris.h5");
@@ -742,6 +746,11 @@ static void test_lock_and_debris(const char *dir) {
            tc_output_note(writer), message);
     EXPECT(strstr(tc_output_note(writer), "debris.xmf.tmp.deadhost.123") != NULL,
            "note '%s' misses the XDMF file", tc_output_note(writer));
+    EXPECT(strstr(tc_output_note(writer), "debris.h5.tmp.deadhost.123.locktest.1' (0 bytes), "
+                                          "left by a run (deadhost.123)") != NULL &&
+               strstr(tc_output_note(writer), "debris.h5.tmp.otherhost.45.locktest.0' (0 bytes), "
+                                              "left by a run (otherhost.45)") != NULL,
+           "note '%s' misses a lock-test file", tc_output_note(writer));
     printf("debris -> %s\n", tc_output_note(writer));
   }
   tc_output_destroy(&writer);
