@@ -162,8 +162,7 @@ __device__ void gather_csr_rows(const mesh_view m, const gather_task<Real> &task
   const int64_t begin = task.begin, end = begin + b.cells, first_row = task.first,
                 end_row = task.end, blocks = task.blocks;
   const int F = m.num_fields, components = task.components;
-  for (int64_t row = first_row + (int64_t)block * blockDim.x + threadIdx.x; row < end_row;
-       row += blocks * blockDim.x) {
+  for (int64_t row = first_row + first_item(block); row < end_row; row += item_stride(blocks)) {
     const int64_t node = row / components;
     const int i = (int)(row % components);
     double *row_values = values + row_offsets[row];
@@ -196,8 +195,7 @@ __device__ void gather_vector(const mesh_view m, const gather_task<Real> &task, 
   const int64_t begin = task.begin, end = begin + b.cells, first_row = task.first,
                 end_row = task.end, blocks = task.blocks;
   const int components = task.components;
-  for (int64_t row = first_row + (int64_t)block * blockDim.x + threadIdx.x; row < end_row;
-       row += blocks * blockDim.x) {
+  for (int64_t row = first_row + first_item(block); row < end_row; row += item_stride(blocks)) {
     const int64_t node = row / components;
     const int i = (int)(row % components);
     double sum = node_values[row];
@@ -221,8 +219,7 @@ __device__ void gather_cells(const gather_task<Real> &task, unsigned block) {
   double *const kept = task.target;
   const int64_t per_cell = b.rows * b.columns, begin = task.begin, items = task.end,
                 blocks = task.blocks;
-  for (int64_t v = (int64_t)block * blockDim.x + threadIdx.x; v < items;
-       v += blocks * blockDim.x) {
+  for (int64_t v = first_item(block); v < items; v += item_stride(blocks)) {
     const int64_t c = v / per_cell, entry = v % per_cell;
     kept[begin * per_cell + v] = b.get(c, entry / b.columns, entry % b.columns);
   }

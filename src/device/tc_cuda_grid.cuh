@@ -24,6 +24,11 @@ inline unsigned grid_blocks(int64_t items) {
 __device__ inline int64_t first_item() { return blockIdx.x * (int64_t)blockDim.x + threadIdx.x; }
 __device__ inline int64_t item_stride() { return (int64_t)gridDim.x * blockDim.x; }
 
+/// The same for work on `blocks` blocks of a launch shared with other work,
+/// this block being its `block`-th.
+__device__ inline int64_t first_item(int64_t block) { return block * blockDim.x + threadIdx.x; }
+__device__ inline int64_t item_stride(int64_t blocks) { return blocks * blockDim.x; }
+
 } // namespace tc_cuda_grid
 
 /// Launches a kernel over n work items (nothing for n == 0) on stream and

@@ -177,8 +177,7 @@ __device__ void input_left(const geometry_view &g, const tc_physics_fields &f, i
                            unsigned blocks) {
   constexpr int d1 = tensor_d1(Input), d2 = tensor_d2(Input);
   const int64_t per_cell = s.m1 * s.m2;
-  for (int64_t t = (int64_t)block * blockDim.x + threadIdx.x; t < cells * per_cell;
-       t += (int64_t)blocks * blockDim.x) {
+  for (int64_t t = first_item(block); t < cells * per_cell; t += item_stride(blocks)) {
     const int64_t c = t % cells, entry = t / cells;
     const int64_t i1 = entry / s.m2, i2 = entry % s.m2;
     double v[9];
