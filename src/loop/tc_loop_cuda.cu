@@ -94,8 +94,8 @@ double **host_slot(tc_loop_results *r, int which) {
 
 } // namespace
 
-/// Most batches in flight (tc_loop_cuda_set_lanes).
-constexpr int kMaxLanes = 8;
+/// Most batches in flight (tc_loop_cuda_set_lanes): run.in_flight's bound.
+constexpr int kMaxLanes = TC_CONFIG_MAX_IN_FLIGHT;
 /// Work items (cells x fields x points) in flight a multiprocessor that
 /// fill the GPU, and the most batches in flight that takes
 /// (tc_loop_cuda_lanes_to_fill): 16.9 M items on an H100 or H200. Measured
