@@ -2,13 +2,11 @@
  * tc_assembly_cuda.h), a port of tc_assembly.c's gather: each assembled
  * entry is owned by one thread at a time and takes its cells' contributions
  * in ascending cell order, so the sums are bitwise the host's.
- * Matrices in layout right are gathered by a group of lanes per node, the
- * node's rows held in shared memory: for each of the node's cells the group
- * reads the node's rows of the element matrix, one contiguous run, and adds
- * each value at its CSR position (from the link positions, no search), with
- * a barrier between cells so that an entry takes its cells in order. Layout
- * left reads an element matrix's row with stride C, so there one thread per
- * CSR row walks its cells instead. All the gathers of a batch (its nine
+ * Matrices are gathered by a group of lanes per node, the node's rows held
+ * in shared memory: for each of the node's cells the group reads the node's
+ * rows of the element matrix and adds each value at its CSR position (from
+ * the link positions, no search), with a barrier between cells so that an
+ * entry takes its cells in order. All the gathers of a batch (its nine
  * outputs and the element-matrix copies) run in one launch, each on blocks
  * of its own: on small worksets each is a wave of blocks or less, and
  * launched one after another they took the sum of their latencies. */
@@ -52,24 +50,24 @@ template <typename Real> struct block_view {
   const Real *data;
   int64_t cells, rows, columns;
   bool left;
+  __device__ int64_t offset(int64_t c, int64_t row, int64_t column) const {
+    return left ? c + cells * (row + rows * column) : (c * rows + row) * columns + column;
+  }
   __device__ double get(int64_t c, int64_t row, int64_t column) const {
-    const int64_t offset =
-        left ? c + cells * (row + rows * column) : (c * rows + row) * columns + column;
-    return (double)data[offset];
+    return (double)data[offset(c, row, column)];
   }
 };
 
 /// One gather of a launch (gather_kernel): kind (a tc_gather_kind), the
 /// element block, the batch's first cell and the target; [first, end) are
-/// the nodes (matrices in layout right), the CSR rows or node-vector
-/// entries (matrices in layout left, vectors) or the block's values (cells)
-/// it covers, over `blocks` thread blocks from first_block.
+/// the nodes (matrices), the node-vector entries (vectors) or the block's
+/// values (cells) it covers, over `blocks` thread blocks from first_block.
 template <typename Real> struct gather_task {
   int kind, components;
   block_view<Real> block;
   int64_t begin, first, end;
   const int64_t *row_offsets;
-  int lanes, groups, capacity; ///< matrices in layout right
+  int lanes, groups, capacity; ///< matrices
   double *target;
   unsigned first_block, blocks;
 };
@@ -83,18 +81,19 @@ template <typename Real> struct gather_launch {
   gather_task<Real> tasks[kMaxGathers];
 };
 
-/// Matrices in layout right: a group of `lanes` lanes (a power of two, at
-/// most a warp) per node of [first, end) that the batch's cells touch: the
-/// node's Comp rows are taken into shared memory (zero where the node's
-/// first cell is in the batch), each of its cells in [begin, begin +
-/// cells), ascending, adds entry (slot*Comp+i, b*Comp+j) at (i,
-/// position(b)*Comp+j), the lanes taking a row's columns, which are
-/// contiguous in layout right; then the rows go back in one coalesced pass.
+/// Matrices: a group of `lanes` lanes (a power of two, at most a warp) per
+/// node of [first, end) that the batch's cells touch: the node's Comp rows
+/// are taken into shared memory (zero where the node's first cell is in the
+/// batch), each of its cells in [begin, begin + cells), ascending, adds
+/// entry (slot*Comp+i, b*Comp+j) at (i, position(b)*Comp+j), the lanes
+/// taking a row's columns (contiguous in layout right; in layout left the
+/// groups of a block, consecutive nodes, read neighbouring cells of each
+/// column); then the rows go back in one coalesced pass.
 /// A node's rows are one contiguous run of the CSR values; `capacity`
 /// doubles of shared memory a group hold the longest. The sums are the same
 /// additions in the same order as adding into device memory cell by cell,
 /// which kept each row in L2 but waited on it for every cell.
-template <typename Real, int Comp>
+template <typename Real, int Comp, bool Left>
 __device__ void gather_node_rows(const mesh_view m, const gather_task<Real> &task, unsigned block,
                                  double *node_rows) {
   /* the task's fields in registers: the stores below cannot alias them */
@@ -111,6 +110,9 @@ __device__ void gather_node_rows(const mesh_view m, const gather_task<Real> &tas
       lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1) << (threadIdx.x % 32 / lanes * lanes);
   double *rows = node_rows + group * task.capacity;
   const int F = m.num_fields, columns = F * Comp;
+  /* an entry's strides, by row and by column, in the element block */
+  const int64_t row_stride = Left ? b.cells : b.columns,
+                column_stride = Left ? b.cells * b.rows : 1;
   for (int64_t node = first_node + (int64_t)block * groups + group; node < end_node;
        node += blocks * groups) {
     int64_t e = m.node_cell_offsets[node];
@@ -135,57 +137,20 @@ __device__ void gather_node_rows(const mesh_view m, const gather_task<Real> &tas
         break; /* the node's cells are ascending */
       const uint16_t *positions = m.link_positions + e * F;
       const Real *element =
-          b.data + ((cell - begin) * b.rows + (int64_t)m.node_cell_slots[e] * Comp) * b.columns;
+          b.data + b.offset(cell - begin, (int64_t)m.node_cell_slots[e] * Comp, 0);
       for (int column = lane; column < columns; column += lanes) {
         const int bc = column / Comp, j = column - bc * Comp;
         const int target = positions[bc] * Comp + j;
+        const Real *entry = element + column * column_stride;
 #pragma unroll
         for (int i = 0; i < Comp; ++i)
-          rows[offsets[i] + target] += (double)element[i * b.columns + column];
+          rows[offsets[i] + target] += (double)entry[i * row_stride];
       }
       __syncwarp(mask);
     }
     for (int k = lane; k < length; k += lanes)
       global[k] = rows[k];
     __syncwarp(mask);
-  }
-}
-
-/// Matrices in layout left, whose rows are strided: a thread per CSR row
-/// (node, component i) of [first, end) walks the row's cells.
-template <typename Real>
-__device__ void gather_csr_rows(const mesh_view m, const gather_task<Real> &task,
-                                unsigned block) {
-  const block_view<Real> b = task.block;
-  const int64_t *const row_offsets = task.row_offsets;
-  /* the target takes the only stores: restrict lets the loads take the
-   * read-only path (without it layout left's rows took 1.3x as long) */
-  double *__restrict__ const values = task.target;
-  const int64_t begin = task.begin, end = begin + b.cells, first_row = task.first,
-                end_row = task.end, blocks = task.blocks;
-  const int F = m.num_fields, components = task.components;
-  for (int64_t row = first_row + first_item(block); row < end_row; row += item_stride(blocks)) {
-    const int64_t node = row / components;
-    const int i = (int)(row % components);
-    double *row_values = values + row_offsets[row];
-    const int64_t link_begin = m.node_cell_offsets[node], link_end = m.node_cell_offsets[node + 1];
-    if (link_begin < link_end && m.node_cells[link_begin] >= begin &&
-        m.node_cells[link_begin] < end)
-      for (int64_t e = 0; e < row_offsets[row + 1] - row_offsets[row]; ++e)
-        row_values[e] = 0.0;
-    for (int64_t e = link_begin; e < link_end; ++e) {
-      const int64_t cell = m.node_cells[e];
-      if (cell < begin)
-        continue;
-      if (cell >= end)
-        break;
-      const int slot = m.node_cell_slots[e];
-      const uint16_t *positions = m.link_positions + e * F;
-      for (int bf = 0; bf < F; ++bf)
-        for (int j = 0; j < components; ++j)
-          row_values[positions[bf] * components + j] +=
-              b.get(cell - begin, (int64_t)slot * components + i, (int64_t)bf * components + j);
-    }
   }
 }
 
@@ -227,33 +192,53 @@ __device__ void gather_cells(const gather_task<Real> &task, unsigned block) {
   }
 }
 
-/// The code a gather runs: node rows of layout-right matrices of 1 or 3
-/// components, CSR rows of layout-left ones, node vectors or cell values.
-enum gather_body { NODE_ROWS_1, NODE_ROWS_3, CSR_ROWS, NODE_VECTOR, CELL_VALUES };
+/// The code a gather runs: node rows of matrices of 1 or 3 components in
+/// layout right or left, node vectors or cell values.
+enum gather_body {
+  NODE_ROWS_1,
+  NODE_ROWS_3,
+  LEFT_NODE_ROWS_1,
+  LEFT_NODE_ROWS_3,
+  NODE_VECTOR,
+  CELL_VALUES,
+  GATHER_BODIES
+};
+
+__host__ __device__ constexpr bool is_node_rows(int body) { return body <= LEFT_NODE_ROWS_3; }
 
 template <typename Real> __host__ __device__ int body_of(const gather_task<Real> &t) {
   if (t.kind == TC_GATHER_MATRICES)
-    return t.lanes == 0 ? CSR_ROWS : t.components == 3 ? NODE_ROWS_3 : NODE_ROWS_1;
+    return (t.block.left ? LEFT_NODE_ROWS_1 : NODE_ROWS_1) + (t.components == 3 ? 1 : 0);
   return t.kind == TC_GATHER_VECTORS ? NODE_VECTOR : CELL_VALUES;
 }
 
 template <typename Real, int Body>
 __device__ void run_gather(const mesh_view m, const gather_task<Real> &t, unsigned block,
                            double *node_rows) {
-  if constexpr (Body == NODE_ROWS_1 || Body == NODE_ROWS_3)
-    gather_node_rows<Real, Body == NODE_ROWS_3 ? 3 : 1>(m, t, block, node_rows);
-  else if constexpr (Body == CSR_ROWS)
-    gather_csr_rows(m, t, block);
+  if constexpr (is_node_rows(Body))
+    gather_node_rows<Real, Body == NODE_ROWS_3 || Body == LEFT_NODE_ROWS_3 ? 3 : 1,
+                     Body >= LEFT_NODE_ROWS_1>(m, t, block, node_rows);
   else if constexpr (Body == NODE_VECTOR)
     gather_vector(m, t, block);
   else
     gather_cells(t, block);
 }
 
+/// run_gather for task t's body.
+template <typename Real, int Body = 0>
+__device__ void run_body(const mesh_view m, const gather_task<Real> &t, unsigned block,
+                         double *node_rows) {
+  if constexpr (Body < GATHER_BODIES) {
+    if (body_of(t) != Body)
+      return run_body<Real, Body + 1>(m, t, block, node_rows);
+    run_gather<Real, Body>(m, t, block, node_rows);
+  }
+}
+
 /// Every gather of a launch, each on its own range of blocks, so that a
 /// batch's gathers (each a wave of blocks or less on small worksets) take
 /// one launch; the dynamic shared memory holds the node rows of the
-/// layout-right matrices.
+/// matrices.
 template <typename Real>
 __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
     gather_kernel(const __grid_constant__ gather_launch<Real> launch) {
@@ -262,25 +247,12 @@ __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
   while (i + 1 < launch.count && blockIdx.x >= launch.tasks[i + 1].first_block)
     ++i;
   const gather_task<Real> &t = launch.tasks[i];
-  const unsigned block = blockIdx.x - t.first_block;
-  switch (body_of(t)) {
-  case NODE_ROWS_1:
-    return run_gather<Real, NODE_ROWS_1>(launch.mesh, t, block, node_rows);
-  case NODE_ROWS_3:
-    return run_gather<Real, NODE_ROWS_3>(launch.mesh, t, block, node_rows);
-  case CSR_ROWS:
-    return run_gather<Real, CSR_ROWS>(launch.mesh, t, block, node_rows);
-  case NODE_VECTOR:
-    return run_gather<Real, NODE_VECTOR>(launch.mesh, t, block, node_rows);
-  default:
-    return run_gather<Real, CELL_VALUES>(launch.mesh, t, block, node_rows);
-  }
+  run_body(launch.mesh, t, blockIdx.x - t.first_block, node_rows);
 }
 
 /// One gather in a launch of its own, with its code alone: for batches whose
 /// gathers fill the GPU by themselves (gather_kernel holds every body, and
-/// its registers are those of the largest: layout-left matrices took 1.5x
-/// as long in it at 128^3 Q1 cells on an H200).
+/// its registers are those of the largest).
 template <typename Real, int Body>
 __global__ void gather_one_kernel(const mesh_view m, const __grid_constant__ gather_task<Real> t) {
   extern __shared__ double node_rows[];
@@ -397,7 +369,7 @@ mesh_view view_of_mesh(const tc_assembly_cuda *a) {
 }
 
 /// The task of one gather: its rows or nodes, the blocks it takes, and the
-/// doubles of shared memory a block needs (node rows of layout-right
+/// doubles of shared memory a block needs (node rows of
 /// matrices; 0 for the others). blocks = 0: nothing to do.
 template <typename Real>
 tc_err plan_gather(const tc_assembly_cuda *a, const tc_gather &g, gather_task<Real> *t,
@@ -424,45 +396,49 @@ tc_err plan_gather(const tc_assembly_cuda *a, const tc_gather &g, gather_task<Re
   t->first = first * g.components;
   t->end = (last + 1) * g.components;
   if (matrices) {
+    /* lanes: the element's columns rounded up to a power of two, at most a
+     * warp; groups: as many as a block and 48 KB of shared memory hold */
+    int lanes = 1;
+    while (lanes < size && lanes < 32)
+      lanes *= 2;
+    const int capacity =
+        (int)std::max<int64_t>(a->most_node_entries[g.components == 3 ? 1 : 0], 1);
+    const int groups = (int)std::min<int64_t>(tc_cuda_grid::kThreads / lanes,
+                                              kGroupSharedBytes / (capacity * 8));
+    TC_CHECK(groups >= 1, TC_ERR_UNSUPPORTED,
+             "the GPU gather holds a node's rows in %d KB of shared memory; a node here has "
+             "%d entries", kGroupSharedBytes / 1024, capacity);
     t->row_offsets = a->graphs[g.components == 3 ? 1 : 0].row_offsets;
-    if (!t->block.left) {
-      /* lanes: the element's columns rounded up to a power of two, at most
-       * a warp; groups: as many as a block and 48 KB of shared memory hold */
-      int lanes = 1;
-      while (lanes < size && lanes < 32)
-        lanes *= 2;
-      const int capacity =
-          (int)std::max<int64_t>(a->most_node_entries[g.components == 3 ? 1 : 0], 1);
-      const int groups = (int)std::min<int64_t>(tc_cuda_grid::kThreads / lanes,
-                                                kGroupSharedBytes / (capacity * 8));
-      TC_CHECK(groups >= 1, TC_ERR_UNSUPPORTED,
-               "the GPU gather holds a node's rows in %d KB of shared memory; a node here has "
-               "%d entries", kGroupSharedBytes / 1024, capacity);
-      t->lanes = lanes;
-      t->groups = groups;
-      t->capacity = capacity;
-      t->first = first;
-      t->end = last + 1;
-      t->blocks = (unsigned)std::min<int64_t>((last + 1 - first + groups - 1) / groups,
-                                              tc_cuda_grid::kMaxBlocks);
-      *shared_doubles = groups * capacity;
-      return TC_SUCCESS;
-    }
+    t->lanes = lanes;
+    t->groups = groups;
+    t->capacity = capacity;
+    t->first = first;
+    t->end = last + 1;
+    t->blocks = (unsigned)std::min<int64_t>((last + 1 - first + groups - 1) / groups,
+                                            tc_cuda_grid::kMaxBlocks);
+    *shared_doubles = groups * capacity;
+    return TC_SUCCESS;
   }
   t->blocks = tc_cuda_grid::grid_blocks(t->end - t->first);
   return TC_SUCCESS;
 }
 
-/// Launches gather_one_kernel for task t: node rows with a block of its
-/// groups' lanes and their shared memory, the others with kThreads.
-template <typename Real, int Body>
+/// Launches gather_one_kernel for task t's body: node rows with a block of
+/// its groups' lanes and their shared memory, the others with kThreads.
+template <typename Real, int Body = 0>
 tc_err launch_one(const mesh_view &m, const gather_task<Real> &t, cudaStream_t stream) {
-  const bool rows = Body == NODE_ROWS_1 || Body == NODE_ROWS_3;
-  const int threads = rows ? t.groups * t.lanes : tc_cuda_grid::kThreads;
-  const size_t shared = rows ? (size_t)t.groups * t.capacity * sizeof(double) : 0;
-  gather_one_kernel<Real, Body><<<t.blocks, threads, shared, stream>>>(m, t);
-  TC_CUDA_CALL(cudaGetLastError());
-  return TC_SUCCESS;
+  if constexpr (Body < GATHER_BODIES) {
+    if (body_of(t) != Body)
+      return launch_one<Real, Body + 1>(m, t, stream);
+    const bool rows = is_node_rows(Body);
+    const int threads = rows ? t.groups * t.lanes : tc_cuda_grid::kThreads;
+    const size_t shared = rows ? (size_t)t.groups * t.capacity * sizeof(double) : 0;
+    gather_one_kernel<Real, Body><<<t.blocks, threads, shared, stream>>>(m, t);
+    TC_CUDA_CALL(cudaGetLastError());
+    return TC_SUCCESS;
+  } else {
+    TC_FAIL(TC_ERR_ARGUMENT, "unknown gather kind %d", t.kind);
+  }
 }
 
 /// The gathers in one launch of gather_kernel, each on blocks of its own, or
@@ -491,25 +467,8 @@ tc_err launch_gathers(const tc_assembly_cuda *a, int count, const tc_gather *gat
   bool one = true;
   TC_CALL(tc_cuda::takes_one_launch(blocks, &one));
   if (!one) {
-    for (int i = 0; i < launch.count; ++i) {
-      const gather_task<Real> &t = launch.tasks[i];
-      switch (body_of(t)) {
-      case NODE_ROWS_1:
-        TC_CALL((launch_one<Real, NODE_ROWS_1>(launch.mesh, t, stream)));
-        break;
-      case NODE_ROWS_3:
-        TC_CALL((launch_one<Real, NODE_ROWS_3>(launch.mesh, t, stream)));
-        break;
-      case CSR_ROWS:
-        TC_CALL((launch_one<Real, CSR_ROWS>(launch.mesh, t, stream)));
-        break;
-      case NODE_VECTOR:
-        TC_CALL((launch_one<Real, NODE_VECTOR>(launch.mesh, t, stream)));
-        break;
-      default:
-        TC_CALL((launch_one<Real, CELL_VALUES>(launch.mesh, t, stream)));
-      }
-    }
+    for (int i = 0; i < launch.count; ++i)
+      TC_CALL(launch_one(launch.mesh, launch.tasks[i], stream));
     return TC_SUCCESS;
   }
   gather_kernel<Real><<<blocks, tc_cuda_grid::kThreads, (size_t)shared * sizeof(double),
