@@ -173,7 +173,7 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
 /// made the values' inputs issue-bound, at 19% of DRAM's bandwidth, H200).
 /// Items run entries-fastest, so that the blocks running at once share
 /// their cells' geometry in L2 (in cells-fastest order each entry read it
-/// from memory again: 2.8 times the compulsory traffic). This block is
+/// from memory again: about 2.8 times the compulsory traffic). This block is
 /// `block` of the input's `blocks`.
 constexpr int kLeftEntries = 8;
 
