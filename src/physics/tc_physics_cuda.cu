@@ -165,6 +165,46 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
   }
 }
 
+/// The weighted partner of input `input` (dV_q times it, or for a strain
+/// dV_q times its stress), which a task may write next to it; -1: none.
+__host__ __device__ constexpr int weighted_of(int input) {
+  switch (input) {
+  case TC_INPUT_VALUES:
+    return TC_INPUT_WEIGHTED_VALUES;
+  case TC_INPUT_GRADIENTS:
+    return TC_INPUT_WEIGHTED_GRADIENTS;
+  case TC_INPUT_STRAINS:
+    return TC_INPUT_WEIGHTED_STRESSES;
+  case TC_INPUT_FIELD_U:
+    return TC_INPUT_WEIGHTED_FIELD_U;
+  case TC_INPUT_GRADIENT_U:
+    return TC_INPUT_WEIGHTED_GRADIENT_U;
+  case TC_INPUT_STRAIN_W:
+    return TC_INPUT_WEIGHTED_STRESS_W;
+  default:
+    return -1;
+  }
+}
+
+/// w = entry (c, i1, i2) of input Input's weighted partner, from v, the
+/// entry of Input: the same operations on the same values as input_entry
+/// of the partner (dV_q times the same sum, or dV_q sigma of the same
+/// strain), so bitwise its values.
+template <int Input>
+__device__ void weighted_entry(const geometry_view &g, const tc_physics_fields &f, int64_t c,
+                               int64_t i1, int64_t i2, const double v[9], double w[9]) {
+  constexpr bool per_point =
+      Input == TC_INPUT_FIELD_U || Input == TC_INPUT_GRADIENT_U || Input == TC_INPUT_STRAIN_W;
+  const double dV = measure_at(g, c, per_point ? i1 : i2);
+  if constexpr (is_tensor_input(Input)) {
+    strain_or_stress(f, v, true, dV, w);
+  } else {
+#pragma unroll
+    for (int k = 0; k < tensor_d1(Input) * tensor_d2(Input); ++k)
+      w[k] = dV * v[k];
+  }
+}
+
 /// Layout left: each block item is a run of kThreads cells by kLeftEntries
 /// consecutive entries (i1, i2); a thread takes one cell of the run through
 /// the entries in turn, so that a warp's reads of the geometry (stored
@@ -173,7 +213,8 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
 /// made the values' inputs issue-bound, at 19% of DRAM's bandwidth, H200).
 /// Items run entries-fastest, so that the blocks running at once share
 /// their cells' geometry in L2 (in cells-fastest order each entry read it
-/// from memory again: about 2.8 times the compulsory traffic). This block is
+/// from memory again: about 2.8 times the compulsory traffic). Paired: the
+/// entries of Input's weighted partner go to `weighted` too. This block is
 /// `block` of the input's `blocks`.
 constexpr int kLeftEntries = 8;
 
@@ -182,10 +223,10 @@ __host__ __device__ int64_t left_items(int64_t cells, input_shape s) {
          ((s.m1 * s.m2 + kLeftEntries - 1) / kLeftEntries);
 }
 
-template <typename Real, int Input>
+template <typename Real, int Input, bool Paired>
 __device__ void input_left(const geometry_view &g, const tc_physics_fields &f, int64_t cells,
-                           input_shape s, Real *__restrict__ out, unsigned block,
-                           unsigned blocks) {
+                           input_shape s, Real *__restrict__ out, Real *__restrict__ weighted,
+                           unsigned block, unsigned blocks) {
   constexpr int d1 = tensor_d1(Input), d2 = tensor_d2(Input);
   constexpr int threads = tc_cuda_grid::kThreads;
   const int64_t per_cell = s.m1 * s.m2, groups = (per_cell + kLeftEntries - 1) / kLeftEntries;
@@ -198,13 +239,19 @@ __device__ void input_left(const geometry_view &g, const tc_physics_fields &f, i
     int i1 = (int)(first / s.m2), i2 = (int)(first % s.m2), m2 = (int)s.m2; /* < 2^31 a cell */
 #pragma unroll 1
     for (int k = 0; k < count; ++k) {
-      double v[9];
+      double v[9], w[9];
       input_entry<Input>(g, f, c, i1, i2, v);
+      if constexpr (Paired)
+        weighted_entry<Input>(g, f, c, i1, i2, v, w);
 #pragma unroll
       for (int t1 = 0; t1 < d1; ++t1)
 #pragma unroll
-        for (int t2 = 0; t2 < d2; ++t2)
-          out[c + cells * (i1 + s.m1 * (i2 + s.m2 * (t1 + d1 * t2)))] = (Real)v[t1 * d2 + t2];
+        for (int t2 = 0; t2 < d2; ++t2) {
+          const int64_t at = c + cells * (i1 + s.m1 * (i2 + s.m2 * (t1 + d1 * t2)));
+          out[at] = (Real)v[t1 * d2 + t2];
+          if constexpr (Paired)
+            weighted[at] = (Real)w[t1 * d2 + t2];
+        }
       if (++i2 == m2) {
         i2 = 0;
         ++i1;
@@ -227,10 +274,17 @@ constexpr int kRightTileWords = 4608;
 constexpr int64_t kRightLongCell = 8192;
 constexpr int64_t kRightWaves = 2;
 
+/// Words a cell of a tile of `cells` cells holds: the tile's share, or,
+/// paired (an input and its weighted partner, two tiles), half of it less
+/// one, even, so that the cells' pitch stays odd and both tiles fit.
+__host__ __device__ constexpr int right_cell_words(int cells, bool paired) {
+  return paired ? (kRightTileWords / cells / 2 - 1) / 2 * 2 : kRightTileWords / cells;
+}
+
 /// Tiles of `cells_per_tile` cells input_right takes for an input of
 /// shape s.
-int64_t right_tiles(int64_t cells, int cells_per_tile, int words, input_shape s) {
-  const int64_t entries = kRightTileWords / cells_per_tile / words;
+int64_t right_tiles(int64_t cells, int cells_per_tile, int words, bool paired, input_shape s) {
+  const int64_t entries = right_cell_words(cells_per_tile, paired) / words;
   return (cells + cells_per_tile - 1) / cells_per_tile * ((s.m1 * s.m2 + entries - 1) / entries);
 }
 
@@ -244,14 +298,16 @@ int64_t right_tiles(int64_t cells, int cells_per_tile, int words, input_shape s)
 /// geometry from L2 rather than each from memory. (One thread per entry in
 /// layout-right order read the geometry 8 bytes a cache sector and stored
 /// d1 d2 words apart: the mini-app's inputs took 2.7x (Q1) and 3.2x (Q2) as
-/// long as in layout left on an H200, docs/cuda.md.)
-template <typename Real, int Input, int Cells>
+/// long as in layout left on an H200, docs/cuda.md.) Paired: the entries of
+/// Input's weighted partner go through a second tile to `weighted`.
+template <typename Real, int Input, int Cells, bool Paired>
 __device__ void input_right(const geometry_view &g, const tc_physics_fields &f, int64_t cells,
-                            input_shape s, Real *__restrict__ out, unsigned block,
-                            unsigned blocks, Real *tile) {
+                            input_shape s, Real *__restrict__ out, Real *__restrict__ weighted,
+                            unsigned block, unsigned blocks, Real *tile) {
   constexpr int words = tensor_d1(Input) * tensor_d2(Input);
-  constexpr int cell_words = kRightTileWords / Cells, entries = cell_words / words;
+  constexpr int cell_words = right_cell_words(Cells, Paired), entries = cell_words / words;
   constexpr int pitch = cell_words + 1; // odd, so that the cells fall in distinct banks
+  Real *const weighted_tile = tile + Cells * pitch;
   const int64_t per_cell = s.m1 * s.m2;
   const int64_t cell_tiles = (cells + Cells - 1) / Cells;
   const int64_t entry_tiles = (per_cell + entries - 1) / entries;
@@ -267,60 +323,75 @@ __device__ void input_right(const geometry_view &g, const tc_physics_fields &f, 
       for (int e = row; e < tile_entries; e += rows) {
         /* 32-bit: a cell's entries are far fewer than 2^31 */
         const int entry = (int)e0 + e, i1 = entry / m2, i2 = entry - i1 * m2;
-        double v[9];
+        double v[9], w[9];
         input_entry<Input>(g, f, c0 + lane, i1, i2, v);
+        if constexpr (Paired)
+          weighted_entry<Input>(g, f, c0 + lane, i1, i2, v, w);
 #pragma unroll
-        for (int k = 0; k < words; ++k)
+        for (int k = 0; k < words; ++k) {
           tile[lane * pitch + e * words + k] = (Real)v[k];
+          if constexpr (Paired)
+            weighted_tile[lane * pitch + e * words + k] = (Real)w[k];
+        }
       }
     __syncthreads();
     /* a warp a cell: its run of the tile, consecutive lanes on consecutive
      * words */
     const int run = tile_entries * words;
     for (int cell = warp; cell < tile_cells; cell += warps) {
-      Real *const to = out + ((c0 + cell) * per_cell + e0) * words;
-      for (int word = threadIdx.x % 32; word < run; word += 32)
-        to[word] = tile[cell * pitch + word];
+      const int64_t at = ((c0 + cell) * per_cell + e0) * words;
+      for (int word = threadIdx.x % 32; word < run; word += 32) {
+        out[at + word] = tile[cell * pitch + word];
+        if constexpr (Paired)
+          weighted[at + word] = weighted_tile[cell * pitch + word];
+      }
     }
     __syncthreads();
   }
 }
 
 /// One input of a launch (inputs_kernel): which, its shape, the cells of a
-/// layout-right tile, its blocks and output.
+/// layout-right tile, its blocks and output, and the output of its weighted
+/// partner where that is built with it (else null).
 struct input_task {
   int input, tile_cells;
   input_shape shape;
   unsigned first_block, blocks;
-  void *output;
+  void *output, *weighted;
 };
 struct input_launch {
   int count;
   input_task tasks[TC_INPUT_COUNT];
 };
 
-/// The body of task t, input Input: this block's share of it.
-template <typename Real, bool Left, int Input>
+/// The body of task t, input Input, with its weighted partner or not: this
+/// block's share of it.
+template <typename Real, bool Left, int Input, bool Paired>
 __device__ void input_body(const geometry_view &g, const tc_physics_fields &f,
                            const input_task &t, unsigned block, Real *tile) {
-  Real *out = (Real *)t.output;
+  Real *out = (Real *)t.output, *weighted = (Real *)t.weighted;
   if constexpr (Left)
-    input_left<Real, Input>(g, f, g.cells, t.shape, out, block, t.blocks);
+    input_left<Real, Input, Paired>(g, f, g.cells, t.shape, out, weighted, block, t.blocks);
   else if (t.tile_cells == 8)
-    input_right<Real, Input, 8>(g, f, g.cells, t.shape, out, block, t.blocks, tile);
+    input_right<Real, Input, 8, Paired>(g, f, g.cells, t.shape, out, weighted, block, t.blocks,
+                                        tile);
   else
-    input_right<Real, Input, 32>(g, f, g.cells, t.shape, out, block, t.blocks, tile);
+    input_right<Real, Input, 32, Paired>(g, f, g.cells, t.shape, out, weighted, block,
+                                         t.blocks, tile);
 }
 
 /// Runs task t's input (the body instantiated for each of the
-/// TC_INPUT_COUNT inputs).
+/// TC_INPUT_COUNT inputs, and paired for those with a weighted partner).
 template <typename Real, bool Left, int Input = 0>
 __device__ void run_input(const geometry_view &g, const tc_physics_fields &f,
                           const input_task &t, unsigned block, Real *tile) {
   if constexpr (Input < TC_INPUT_COUNT) {
     if (t.input != Input)
       return run_input<Real, Left, Input + 1>(g, f, t, block, tile);
-    input_body<Real, Left, Input>(g, f, t, block, tile);
+    if constexpr (weighted_of(Input) >= 0)
+      if (t.weighted)
+        return input_body<Real, Left, Input, true>(g, f, t, block, tile);
+    input_body<Real, Left, Input, false>(g, f, t, block, tile);
   }
 }
 
@@ -341,11 +412,11 @@ __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
 /// One input in a launch of its own: a kernel with that input's code alone,
 /// for worksets whose inputs fill the GPU by themselves (inputs_kernel holds
 /// every input's code, and its registers are those of the largest).
-template <typename Real, bool Left, int Input>
+template <typename Real, bool Left, int Input, bool Paired>
 __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
     input_kernel(geometry_view g, tc_physics_fields f, const __grid_constant__ input_task t) {
   __shared__ Real tile[Left ? 1 : kRightTileWords + 32];
-  input_body<Real, Left, Input>(g, f, t, blockIdx.x, tile);
+  input_body<Real, Left, Input, Paired>(g, f, t, blockIdx.x, tile);
 }
 
 /// Launches input_kernel for task t's input.
@@ -355,7 +426,15 @@ tc_err launch_input(const geometry_view &g, const tc_physics_fields &f, const in
   if constexpr (Input < TC_INPUT_COUNT) {
     if (t.input != Input)
       return launch_input<Real, Left, Input + 1>(g, f, t, stream);
-    input_kernel<Real, Left, Input><<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
+    if constexpr (weighted_of(Input) >= 0)
+      if (t.weighted) {
+        input_kernel<Real, Left, Input, true>
+            <<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
+        TC_CUDA_CALL(cudaGetLastError());
+        return TC_SUCCESS;
+      }
+    input_kernel<Real, Left, Input, false>
+        <<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
     TC_CUDA_CALL(cudaGetLastError());
     return TC_SUCCESS;
   } else {
@@ -363,8 +442,9 @@ tc_err launch_input(const geometry_view &g, const tc_physics_fields &f, const in
   }
 }
 
-/// The task of input `input`: its shape, tile width and blocks.
-tc_err plan_input(int input, const geometry_view &g, bool left, input_task *t) {
+/// The task of input `input`, paired with its weighted partner or not: its
+/// shape, tile width and blocks.
+tc_err plan_input(int input, bool paired, const geometry_view &g, bool left, input_task *t) {
   const int64_t cells = g.cells;
   const input_shape s = shape_of((tc_physics_input)input, g.num_fields, g.num_points);
   *t = {};
@@ -380,30 +460,38 @@ tc_err plan_input(int input, const geometry_view &g, bool left, input_task *t) {
   const input_shape strains = shape_of(TC_INPUT_STRAINS, g.num_fields, g.num_points);
   tc_cuda::device_limits limits = {};
   TC_CALL(tc_cuda::current_device_limits(&limits));
-  const int64_t wide = right_tiles(cells, 32, words, s);
+  const int64_t wide = right_tiles(cells, 32, words, paired, s);
   t->tile_cells = strains.m1 * strains.m2 * 9 > kRightLongCell || wide < kRightWaves * limits.sms
                       ? 8
                       : 32;
-  t->blocks = (unsigned)std::min<int64_t>(right_tiles(cells, t->tile_cells, words, s),
+  t->blocks = (unsigned)std::min<int64_t>(right_tiles(cells, t->tile_cells, words, paired, s),
                                           tc_cuda_grid::kMaxBlocks);
   return TC_SUCCESS;
 }
 
 /// The inputs with an output, in one launch, or one each where they fill
-/// the GPU by themselves (tc_cuda::takes_one_launch).
+/// the GPU by themselves (tc_cuda::takes_one_launch). An input and its
+/// weighted partner, both wanted, are one task: their entries share the
+/// geometry read and the sums formed.
 template <typename Real>
 tc_err launch_inputs(const geometry_view &g, const tc_physics_fields &f, bool left,
                      void *const outputs[TC_INPUT_COUNT], cudaStream_t stream) {
   input_launch launch = {};
   unsigned blocks = 0;
+  bool taken[TC_INPUT_COUNT] = {false};
   for (int input = 0; input < TC_INPUT_COUNT; ++input) {
-    if (!outputs[input])
+    if (!outputs[input] || taken[input])
       continue;
+    const int partner = weighted_of(input);
+    const bool paired = partner >= 0 && outputs[partner];
     input_task task;
-    TC_CALL(plan_input(input, g, left, &task));
+    TC_CALL(plan_input(input, paired, g, left, &task));
+    if (paired)
+      taken[partner] = true;
     if (task.blocks == 0)
       continue;
     task.output = outputs[input];
+    task.weighted = paired ? outputs[partner] : nullptr;
     task.first_block = blocks;
     blocks += task.blocks;
     launch.tasks[launch.count++] = task;

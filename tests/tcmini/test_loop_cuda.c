@@ -3,7 +3,8 @@
  *   - geometry: cell volumes against tc_geometry_*;
  *   - inputs: all thirteen contraction inputs, both layouts and precisions,
  *     against tc_physics_build_input (into poisoned buffers, so an entry the
- *     device leaves unwritten fails);
+ *     device leaves unwritten fails), and all built in one call bitwise each
+ *     built alone;
  *   - assembly: synthetic element outputs of the nine kernels gathered on the
  *     device against tc_assembly_add_* and the per-cell copies, and the
  *     device's lumped mass and diagonals against
@@ -362,6 +363,66 @@ static tc_err check_inputs(fixture *fx) {
   return err;
 }
 
+/* All thirteen inputs of the first batch built in one call, both layouts
+ * and precisions, against each built alone: bitwise (an input built with
+ * its weighted partner shares the partner's geometry reads and sums, and
+ * must give the same bits). */
+static tc_err check_inputs_together(fixture *fx) {
+  const int64_t F = fx->F, P = fx->P;
+  int64_t begin, cells, largest = 0;
+  batch_range(fx, 0, &begin, &cells);
+  for (int i = 0; i < TC_INPUT_COUNT; ++i) {
+    const int64_t count = tc_physics_input_count(i, cells, F, P);
+    largest = count > largest ? count : largest;
+  }
+  const size_t bytes = (size_t)largest * sizeof(double);
+  void *alone[TC_INPUT_COUNT] = {NULL}, *together[TC_INPUT_COUNT] = {NULL};
+  void *got_alone = malloc(bytes), *got_together = malloc(bytes);
+  tc_err err = got_alone && got_together
+                   ? TC_SUCCESS
+                   : tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__, "out of memory");
+  for (int i = 0; err == TC_SUCCESS && i < TC_INPUT_COUNT; ++i) {
+    err = tc_device_alloc(fx->device, bytes, &alone[i]);
+    if (err == TC_SUCCESS)
+      err = tc_device_alloc(fx->device, bytes, &together[i]);
+  }
+  if (err == TC_SUCCESS)
+    err = tc_loop_cuda_geometry(fx->gpu, begin, cells);
+  bool same = true;
+  for (int layout = 0; err == TC_SUCCESS && layout < TC_LAYOUT_COUNT; ++layout)
+    for (int precision = 0; err == TC_SUCCESS && precision < TC_PRECISION_COUNT; ++precision) {
+      for (int i = 0; err == TC_SUCCESS && i < TC_INPUT_COUNT; ++i) {
+        void *outputs[TC_INPUT_COUNT] = {NULL};
+        outputs[i] = alone[i];
+        err = tc_loop_cuda_build_inputs(fx->gpu, cells, layout, precision, outputs);
+      }
+      if (err == TC_SUCCESS)
+        err = tc_loop_cuda_build_inputs(fx->gpu, cells, layout, precision, together);
+      for (int i = 0; err == TC_SUCCESS && i < TC_INPUT_COUNT; ++i) {
+        const size_t used =
+            (size_t)(tc_physics_input_count(i, cells, F, P) * tc_precision_size(precision));
+        err = tc_device_copy_to_host(fx->device, got_alone, alone[i], used);
+        if (err == TC_SUCCESS)
+          err = tc_device_copy_to_host(fx->device, got_together, together[i], used);
+        if (err == TC_SUCCESS && memcmp(got_alone, got_together, used) != 0) {
+          same = false;
+          printf("  input %s, layout %s, %s: built with the others, not bitwise alone\n",
+                 input_names[i], tc_layout_name(layout), tc_precision_name(precision));
+        }
+      }
+    }
+  if (err == TC_SUCCESS)
+    verdict(same, "Q%d inputs: all thirteen built in one call bitwise each built alone",
+            fx->order);
+  for (int i = 0; i < TC_INPUT_COUNT; ++i) {
+    tc_device_free(fx->device, &alone[i]);
+    tc_device_free(fx->device, &together[i]);
+  }
+  free(got_alone);
+  free(got_together);
+  return err;
+}
+
 /* One device pass over every batch with the synthetic outputs (blocks[b][k],
  * in the precision; on the device kernel k's at device_blocks + k * stride)
  * into the device twins, a batch's nine in one call, then the row
@@ -694,6 +755,8 @@ static tc_err run_order(tc_device *device, int order) {
            (long long)fx.F, (long long)fx.P, (long long)fx.num_batches, BATCH_CELLS);
     err = check_inputs(&fx);
   }
+  if (err == TC_SUCCESS)
+    err = check_inputs_together(&fx);
   if (err == TC_SUCCESS)
     err = check_assembly(&fx);
   if (err == TC_SUCCESS)
