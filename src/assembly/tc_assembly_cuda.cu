@@ -393,8 +393,6 @@ tc_err plan_gather(const tc_assembly_cuda *a, const tc_gather &g, gather_task<Re
   const int64_t size = (int64_t)a->num_fields * g.components;
   const bool matrices = g.kind == TC_GATHER_MATRICES;
   t->block = view_of<Real>(&g.block, size, matrices ? size : 1);
-  t->first = first * g.components;
-  t->end = (last + 1) * g.components;
   if (matrices) {
     /* lanes: the element's columns rounded up to a power of two, at most a
      * warp; groups: as many as a block and 48 KB of shared memory hold */
@@ -419,6 +417,8 @@ tc_err plan_gather(const tc_assembly_cuda *a, const tc_gather &g, gather_task<Re
     *shared_doubles = groups * capacity;
     return TC_SUCCESS;
   }
+  t->first = first * g.components;
+  t->end = (last + 1) * g.components;
   t->blocks = tc_cuda_grid::grid_blocks(t->end - t->first);
   return TC_SUCCESS;
 }
