@@ -385,9 +385,11 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       {TC_FIELD_FIELD_SCALAR, 3, 16, 15, 300, 1, 1},
       {TC_FIELD_FIELD_TENSOR, 3, 10, 20, 7, 3, 3},    {TC_FIELD_FIELD_SCALAR, 2001, 27, 19, 27, 1, 1},
       // Layout left's tensor-core tiles: groups of 4 and 8 cells with a
-      // ragged last group, several row and column tiles a cell, short sums
-      // (K <= 32, 4-cell groups) and long ones (8-cell groups).
+      // ragged last group, several row and column tiles a cell (ragged ones
+      // past 64 rows too), short sums (K <= 32, 4-cell groups) and long ones
+      // (8-cell groups).
       {TC_FIELD_FIELD_SCALAR, 7, 33, 40, 20, 1, 1},   {TC_FIELD_FIELD_TENSOR, 13, 17, 40, 5, 3, 3},
+      {TC_FIELD_FIELD_TENSOR, 9, 70, 130, 19, 3, 3},  {TC_FIELD_FIELD_SCALAR, 11, 65, 64, 300, 1, 1},
       {TC_DATA_FIELD_SCALAR, 33, 7, 1, 5, 1, 1},       {TC_DATA_FIELD_SCALAR, 9, 13, 1, 100, 1, 1},
       {TC_DATA_FIELD_VECTOR, 21, 8, 1, 3, 3, 1},       {TC_DATA_FIELD_VECTOR, 5, 5, 1, 40, 3, 1},
       {TC_DATA_FIELD_TENSOR, 17, 6, 1, 2, 2, 3},       {TC_DATA_FIELD_TENSOR, 3, 9, 1, 27, 3, 3},
