@@ -27,6 +27,7 @@ extern "C" {
 #include "tc_cuda_grid.cuh"
 #include "tc_cuda_limits.cuh"
 #include "tc_cuda_memory.cuh"
+#include "tc_cuda_task_launch.cuh"
 
 namespace {
 
@@ -243,10 +244,7 @@ template <typename Real>
 __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
     gather_kernel(const __grid_constant__ gather_launch<Real> launch) {
   extern __shared__ double node_rows[];
-  int i = 0;
-  while (i + 1 < launch.count && blockIdx.x >= launch.tasks[i + 1].first_block)
-    ++i;
-  const gather_task<Real> &t = launch.tasks[i];
+  const gather_task<Real> &t = launch.tasks[tc_cuda::task_of_block(launch)];
   run_body(launch.mesh, t, blockIdx.x - t.first_block, node_rows);
 }
 
@@ -457,24 +455,16 @@ tc_err launch_gathers(const tc_assembly_cuda *a, int count, const tc_gather *gat
     TC_CALL(plan_gather(a, gathers[i], &task, &task_shared));
     if (task.blocks == 0)
       continue;
-    task.first_block = blocks;
-    blocks += task.blocks;
     shared = std::max(shared, task_shared);
-    launch.tasks[launch.count++] = task;
+    tc_cuda::add_task(launch, task, &blocks);
   }
-  if (launch.count == 0)
-    return TC_SUCCESS;
-  bool one = true;
-  TC_CALL(tc_cuda::takes_one_launch(blocks, &one));
-  if (!one) {
-    for (int i = 0; i < launch.count; ++i)
-      TC_CALL(launch_one(launch.mesh, launch.tasks[i], stream));
-    return TC_SUCCESS;
-  }
-  gather_kernel<Real><<<blocks, tc_cuda_grid::kThreads, (size_t)shared * sizeof(double),
-                        stream>>>(launch);
-  TC_CUDA_CALL(cudaGetLastError());
-  return TC_SUCCESS;
+  return tc_cuda::launch_tasks(
+      launch, blocks,
+      [&](const gather_task<Real> &t) { return launch_one(launch.mesh, t, stream); },
+      [&] {
+        gather_kernel<Real><<<blocks, tc_cuda_grid::kThreads, (size_t)shared * sizeof(double),
+                              stream>>>(launch);
+      });
 }
 
 tc_err setup(tc_assembly_cuda *a, const tc_assembly *assembly, const tc_mesh_local *mesh) {

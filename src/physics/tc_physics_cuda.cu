@@ -15,6 +15,7 @@ extern "C" {
 
 #include "tc_cuda_grid.cuh"
 #include "tc_cuda_limits.cuh"
+#include "tc_cuda_task_launch.cuh"
 
 namespace {
 
@@ -82,87 +83,13 @@ __device__ void node_position(const geometry_view &g, int64_t c, int64_t a, doub
     x[i] = g.node_coords[(a * 3 + i) * g.stride + c];
 }
 
-/// out = eps, or dV sigma(eps) when weighted.
-__device__ void strain_or_stress(const tc_physics_fields &f, const double eps[9], bool stress,
-                                 double dV, double out[9]) {
-  if (!stress) {
-    for (int k = 0; k < 9; ++k)
-      out[k] = eps[k];
-    return;
-  }
+/// out = dV sigma(eps).
+__device__ void weighted_stress(const tc_physics_fields &f, const double eps[9], double dV,
+                                double out[9]) {
   double sigma[9];
   tc_physics_stress_of_strain(&f, eps, sigma);
   for (int k = 0; k < 9; ++k)
     out[k] = dV * sigma[k];
-}
-
-/// The d1 x d2 values of entry (c, i1, i2) of input Input, row-major.
-template <int Input>
-__device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, int64_t c,
-                            int64_t i1, int64_t i2, double v[9]) {
-  const int64_t P = g.num_points;
-  const int F = g.num_fields;
-  if constexpr (Input == TC_INPUT_VALUES || Input == TC_INPUT_WEIGHTED_VALUES) {
-    const double scale = Input == TC_INPUT_WEIGHTED_VALUES ? measure_at(g, c, i2) : 1.0;
-    v[0] = scale * g.ref_values[i1 * P + i2];
-  } else if constexpr (Input == TC_INPUT_GRADIENTS || Input == TC_INPUT_WEIGHTED_GRADIENTS) {
-    double inv[9];
-    load_inverse(g, c, i2, inv);
-    const double scale = Input == TC_INPUT_WEIGHTED_GRADIENTS ? measure_at(g, c, i2) : 1.0;
-    physical_gradient(g, inv, i1, i2, scale, v);
-  } else if constexpr (Input == TC_INPUT_STRAINS || Input == TC_INPUT_WEIGHTED_STRESSES) {
-    const int64_t a = i1 / 3, q = i2;
-    const int i = (int)(i1 % 3);
-    double inv[9], grad[3], eps[9];
-    load_inverse(g, c, q, inv);
-    physical_gradient(g, inv, a, q, 1.0, grad);
-    tc_physics_basis_strain(i, grad, eps);
-    const bool stress = Input == TC_INPUT_WEIGHTED_STRESSES;
-    strain_or_stress(f, eps, stress, stress ? measure_at(g, c, q) : 1.0, v);
-  } else if constexpr (Input == TC_INPUT_FIELD_U || Input == TC_INPUT_WEIGHTED_FIELD_U) {
-    const int64_t q = i1;
-    double u = 0.0;
-    for (int a = 0; a < F; ++a) {
-      double x[3];
-      node_position(g, c, a, x);
-      u += tc_physics_field_u(&f, x) * g.ref_values[a * P + q];
-    }
-    v[0] = Input == TC_INPUT_FIELD_U ? u : measure_at(g, c, q) * u;
-  } else if constexpr (Input == TC_INPUT_GRADIENT_U_CELL) {
-    for (int d = 0; d < 3; ++d)
-      v[d] = f.g[d];
-  } else if constexpr (Input == TC_INPUT_GRADIENT_U || Input == TC_INPUT_WEIGHTED_GRADIENT_U) {
-    const int64_t q = i1;
-    double inv[9], sum[3] = {0.0, 0.0, 0.0};
-    load_inverse(g, c, q, inv);
-    for (int a = 0; a < F; ++a) {
-      double x[3], grad[3];
-      node_position(g, c, a, x);
-      physical_gradient(g, inv, a, q, 1.0, grad);
-      const double u = tc_physics_field_u(&f, x);
-      for (int d = 0; d < 3; ++d)
-        sum[d] += u * grad[d];
-    }
-    const double scale = Input == TC_INPUT_GRADIENT_U ? 1.0 : measure_at(g, c, q);
-    for (int d = 0; d < 3; ++d)
-      v[d] = Input == TC_INPUT_GRADIENT_U ? sum[d] : scale * sum[d];
-  } else { /* TC_INPUT_STRAIN_W, TC_INPUT_WEIGHTED_STRESS_W: of the interpolant w_h */
-    const int64_t q = i1;
-    double inv[9], H[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, eps[9];
-    load_inverse(g, c, q, inv);
-    for (int a = 0; a < F; ++a) {
-      double x[3], w[3], grad[3];
-      node_position(g, c, a, x);
-      tc_physics_field_w(&f, x, w);
-      physical_gradient(g, inv, a, q, 1.0, grad);
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-          H[3 * i + j] += w[i] * grad[j];
-    }
-    tc_physics_symmetric_part(H, eps);
-    const bool stress = Input == TC_INPUT_WEIGHTED_STRESS_W;
-    strain_or_stress(f, eps, stress, stress ? measure_at(g, c, q) : 1.0, v);
-  }
 }
 
 /// The weighted partner of input `input` (dV_q times it, or for a strain
@@ -187,9 +114,9 @@ __host__ __device__ constexpr int weighted_of(int input) {
 }
 
 /// w = entry (c, i1, i2) of input Input's weighted partner, from v, the
-/// entry of Input: the same operations on the same values as input_entry
-/// of the partner (dV_q times the same sum, or dV_q sigma of the same
-/// strain), so bitwise its values.
+/// entry of Input: dV_q times it, or for a strain dV_q sigma of it. A
+/// weighted input built alone is made this way too (input_entry), so an
+/// input and its partner built together give the partner's values bitwise.
 template <int Input>
 __device__ void weighted_entry(const geometry_view &g, const tc_physics_fields &f, int64_t c,
                                int64_t i1, int64_t i2, const double v[9], double w[9]) {
@@ -197,11 +124,86 @@ __device__ void weighted_entry(const geometry_view &g, const tc_physics_fields &
       Input == TC_INPUT_FIELD_U || Input == TC_INPUT_GRADIENT_U || Input == TC_INPUT_STRAIN_W;
   const double dV = measure_at(g, c, per_point ? i1 : i2);
   if constexpr (is_tensor_input(Input)) {
-    strain_or_stress(f, v, true, dV, w);
+    weighted_stress(f, v, dV, w);
   } else {
 #pragma unroll
     for (int k = 0; k < tensor_d1(Input) * tensor_d2(Input); ++k)
       w[k] = dV * v[k];
+  }
+}
+
+/// The input whose weighted partner `input` is, or -1.
+__host__ __device__ constexpr int unweighted_of(int input) {
+  for (int i = 0; i < TC_INPUT_COUNT; ++i)
+    if (weighted_of(i) == input)
+      return i;
+  return -1;
+}
+
+/// The d1 x d2 values of entry (c, i1, i2) of input Input, row-major; a
+/// weighted input is its partner's entry made by weighted_entry.
+template <int Input>
+__device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, int64_t c,
+                            int64_t i1, int64_t i2, double v[9]) {
+  const int64_t P = g.num_points;
+  const int F = g.num_fields;
+  if constexpr (unweighted_of(Input) >= 0) {
+    double unweighted[9];
+    input_entry<unweighted_of(Input)>(g, f, c, i1, i2, unweighted);
+    weighted_entry<unweighted_of(Input)>(g, f, c, i1, i2, unweighted, v);
+  } else if constexpr (Input == TC_INPUT_VALUES) {
+    v[0] = g.ref_values[i1 * P + i2];
+  } else if constexpr (Input == TC_INPUT_GRADIENTS) {
+    double inv[9];
+    load_inverse(g, c, i2, inv);
+    physical_gradient(g, inv, i1, i2, 1.0, v);
+  } else if constexpr (Input == TC_INPUT_STRAINS) {
+    const int64_t a = i1 / 3, q = i2;
+    const int i = (int)(i1 % 3);
+    double inv[9], grad[3];
+    load_inverse(g, c, q, inv);
+    physical_gradient(g, inv, a, q, 1.0, grad);
+    tc_physics_basis_strain(i, grad, v);
+  } else if constexpr (Input == TC_INPUT_FIELD_U) {
+    const int64_t q = i1;
+    double u = 0.0;
+    for (int a = 0; a < F; ++a) {
+      double x[3];
+      node_position(g, c, a, x);
+      u += tc_physics_field_u(&f, x) * g.ref_values[a * P + q];
+    }
+    v[0] = u;
+  } else if constexpr (Input == TC_INPUT_GRADIENT_U_CELL) {
+    for (int d = 0; d < 3; ++d)
+      v[d] = f.g[d];
+  } else if constexpr (Input == TC_INPUT_GRADIENT_U) {
+    const int64_t q = i1;
+    double inv[9], sum[3] = {0.0, 0.0, 0.0};
+    load_inverse(g, c, q, inv);
+    for (int a = 0; a < F; ++a) {
+      double x[3], grad[3];
+      node_position(g, c, a, x);
+      physical_gradient(g, inv, a, q, 1.0, grad);
+      const double u = tc_physics_field_u(&f, x);
+      for (int d = 0; d < 3; ++d)
+        sum[d] += u * grad[d];
+    }
+    for (int d = 0; d < 3; ++d)
+      v[d] = sum[d];
+  } else { /* TC_INPUT_STRAIN_W: of the interpolant w_h */
+    const int64_t q = i1;
+    double inv[9], H[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    load_inverse(g, c, q, inv);
+    for (int a = 0; a < F; ++a) {
+      double x[3], w[3], grad[3];
+      node_position(g, c, a, x);
+      tc_physics_field_w(&f, x, w);
+      physical_gradient(g, inv, a, q, 1.0, grad);
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+          H[3 * i + j] += w[i] * grad[j];
+    }
+    tc_physics_symmetric_part(H, v);
   }
 }
 
@@ -402,10 +404,7 @@ template <typename Real, bool Left>
 __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
     inputs_kernel(geometry_view g, tc_physics_fields f, const __grid_constant__ input_launch launch) {
   __shared__ Real tile[Left ? 1 : kRightTileWords + 32];
-  int i = 0;
-  while (i + 1 < launch.count && blockIdx.x >= launch.tasks[i + 1].first_block)
-    ++i;
-  const input_task &t = launch.tasks[i];
+  const input_task &t = launch.tasks[tc_cuda::task_of_block(launch)];
   run_input<Real, Left>(g, f, t, blockIdx.x - t.first_block, tile);
 }
 
@@ -492,28 +491,20 @@ tc_err launch_inputs(const geometry_view &g, const tc_physics_fields &f, bool le
       continue;
     task.output = outputs[input];
     task.weighted = paired ? outputs[partner] : nullptr;
-    task.first_block = blocks;
-    blocks += task.blocks;
-    launch.tasks[launch.count++] = task;
+    tc_cuda::add_task(launch, task, &blocks);
   }
-  if (launch.count == 0)
-    return TC_SUCCESS;
-  bool one = true;
-  TC_CALL(tc_cuda::takes_one_launch(blocks, &one));
-  if (!one) {
-    for (int i = 0; i < launch.count; ++i) {
-      const input_task &t = launch.tasks[i];
-      TC_CALL((left ? launch_input<Real, true>(g, f, t, stream)
-                    : launch_input<Real, false>(g, f, t, stream)));
-    }
-    return TC_SUCCESS;
-  }
-  if (left)
-    inputs_kernel<Real, true><<<blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, launch);
-  else
-    inputs_kernel<Real, false><<<blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, launch);
-  TC_CUDA_CALL(cudaGetLastError());
-  return TC_SUCCESS;
+  return tc_cuda::launch_tasks(
+      launch, blocks,
+      [&](const input_task &t) {
+        return left ? launch_input<Real, true>(g, f, t, stream)
+                    : launch_input<Real, false>(g, f, t, stream);
+      },
+      [&] {
+        if (left)
+          inputs_kernel<Real, true><<<blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, launch);
+        else
+          inputs_kernel<Real, false><<<blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, launch);
+      });
 }
 
 } // namespace
