@@ -177,6 +177,17 @@ tc_err alloc_geometry(const tc_loop_cuda *l, tc_geometry_cuda_batch *g) {
 tc_geometry_cuda_batch &lane_batch(tc_loop_cuda *l) { return l->batches[l->lane]; }
 cudaStream_t lane_stream(const tc_loop_cuda *l) { return l->streams[l->lane]; }
 
+/// The geometry last formed on the current lane, checked to be of `cells`
+/// cells, for the step `what` that reads it.
+tc_err formed_batch(tc_loop_cuda *l, int64_t cells, const char *what,
+                    const tc_geometry_cuda_batch **batch) {
+  *batch = &lane_batch(l);
+  TC_CHECK(cells == (*batch)->cells, TC_ERR_ARGUMENT,
+           "GPU %s of %lld cells, but the geometry last formed is of %lld cells", what,
+           (long long)cells, (long long)(*batch)->cells);
+  return TC_SUCCESS;
+}
+
 tc_err setup(tc_loop_cuda *l, const tc_mesh_local *mesh, const double *ref_values,
              const double *ref_gradients, const double *weights, const tc_assembly *assembly,
              const tc_loop_results *selected) {
@@ -394,22 +405,18 @@ extern "C" tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop) {
 extern "C" tc_err tc_loop_cuda_build_inputs(tc_loop_cuda *loop, int64_t cells, tc_layout layout,
                                             tc_precision precision,
                                             void *const outputs[TC_INPUT_COUNT]) {
-  const tc_geometry_cuda_batch &batch = lane_batch(loop);
-  TC_CHECK(cells == batch.cells, TC_ERR_ARGUMENT,
-           "GPU inputs of %lld cells, but the geometry last formed is of %lld cells",
-           (long long)cells, (long long)batch.cells);
-  return tc_physics_cuda_build_inputs(&batch, &loop->fields, layout, precision, outputs,
+  const tc_geometry_cuda_batch *batch = nullptr;
+  TC_CALL(formed_batch(loop, cells, "inputs", &batch));
+  return tc_physics_cuda_build_inputs(batch, &loop->fields, layout, precision, outputs,
                                       lane_stream(loop));
 }
 
 extern "C" tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells,
                                                 tc_layout layout, tc_precision precision,
                                                 const tc_physics_fused_outputs *outputs) {
-  const tc_geometry_cuda_batch &batch = lane_batch(loop);
-  TC_CHECK(cells == batch.cells, TC_ERR_ARGUMENT,
-           "GPU fused elasticity of %lld cells, but the geometry last formed is of %lld cells",
-           (long long)cells, (long long)batch.cells);
-  return tc_physics_cuda_fused_elasticity(&batch, &loop->fields, layout, precision, outputs,
+  const tc_geometry_cuda_batch *batch = nullptr;
+  TC_CALL(formed_batch(loop, cells, "fused elasticity", &batch));
+  return tc_physics_cuda_fused_elasticity(batch, &loop->fields, layout, precision, outputs,
                                           lane_stream(loop));
 }
 

@@ -10,24 +10,9 @@
 # Usage: graph_replay.sh WORKDIR TCMINI DECK MPIEXEC [MPI FLAGS...] -- [tcmini args...]
 # TC_PYTHON names a Python with h5py and numpy (default python3).
 set -euo pipefail
-workdir=$1 tcmini=$2 deck=$3 mpiexec=$4
-shift 4
-mpi_flags=()
-while (($#)) && [ "$1" != "--" ]; do mpi_flags+=("$1"); shift; done
-(($#)) && shift
-script_dir=$(cd "$(dirname "$0")" && pwd)
-python=${TC_PYTHON:-python3}
-rm -rf "$workdir" && mkdir -p "$workdir" && cd "$workdir"
+source "$(dirname "$0")/cuda_runs.sh" "$@"
 for graph in false true; do
-  if ! "$mpiexec" -n 2 "${mpi_flags[@]}" "$tcmini" "$deck" "$@" run.graph=$graph \
-    output.path="graph-$graph.h5" output.report="graph-$graph.yaml" >"graph-$graph.log" 2>&1; then
-    if grep -qi "no CUDA device\|no CUDA GPU" "graph-$graph.log"; then
-      echo "skipped: $(grep -m1 -i 'no CUDA' "graph-$graph.log")"
-      exit 77
-    fi
-    cat "graph-$graph.log"
-    exit 1
-  fi
+  cuda_run "graph-$graph" run.graph=$graph
 done
 grep -q "^batches (rank 0): one CUDA graph" graph-true.log ||
   { echo "the run.graph=true run did not replay a graph:"; grep "^batches" graph-true.log; exit 1; }

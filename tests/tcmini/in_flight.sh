@@ -8,25 +8,10 @@
 # Usage: in_flight.sh WORKDIR TCMINI DECK MPIEXEC [MPI FLAGS...] -- [tcmini args...]
 # TC_PYTHON names a Python with h5py and numpy (default python3).
 set -euo pipefail
-workdir=$1 tcmini=$2 deck=$3 mpiexec=$4
-shift 4
-mpi_flags=()
-while (($#)) && [ "$1" != "--" ]; do mpi_flags+=("$1"); shift; done
-(($#)) && shift
-script_dir=$(cd "$(dirname "$0")" && pwd)
-python=${TC_PYTHON:-python3}
-rm -rf "$workdir" && mkdir -p "$workdir" && cd "$workdir"
+source "$(dirname "$0")/cuda_runs.sh" "$@"
 for run in "one 1 false" "three 3 false" "graph 3 true"; do
   read -r name lanes graph <<<"$run"
-  if ! "$mpiexec" -n 2 "${mpi_flags[@]}" "$tcmini" "$deck" "$@" run.in_flight="$lanes" \
-    run.graph="$graph" output.path="$name.h5" output.report="$name.yaml" >"$name.log" 2>&1; then
-    if grep -qi "no CUDA device\|no CUDA GPU" "$name.log"; then
-      echo "skipped: $(grep -m1 -i 'no CUDA' "$name.log")"
-      exit 77
-    fi
-    cat "$name.log"
-    exit 1
-  fi
+  cuda_run "$name" run.in_flight="$lanes" run.graph="$graph"
 done
 for name in three graph; do
   grep -q "^batches (rank 0): .*; 3 batches in flight (run.in_flight)" "$name.log" ||
