@@ -13,6 +13,7 @@ extern "C" {
 #include "contract_cuda_kernels.cuh"
 #include "contract_cuda_vendor.h"
 #include "contract_cuda_mma.cuh"
+#include "contract_cuda_lanes.cuh"
 #include "contract_cuda_mma_left.cuh"
 #include "contract_cuda_mma_slabs.cuh"
 #include "contract_cuda_mma_strips.cuh"
@@ -244,6 +245,34 @@ tc_err run_mma_left(const tc_cuda_problem &, const float *, const float *, float
   TC_FAIL(TC_ERR_INTERNAL, "the tensor-core tile is double precision only");
 }
 
+/// Whether the lane tile (contract_cuda_lanes.cuh) serves a FieldField
+/// product: float (double has the layout-left tensor-core tile), cell index
+/// fastest in A, B and the output, min(L, R) > 8 (the FMA tile's 4-cell
+/// blocks serve below), and sm_90 code.
+bool lanes_apply(const tc_cuda_problem &p, bool is_double) {
+  return !is_double && p.a_c == 1 && p.b_c == 1 && p.o_c == 1 && std::min(p.I, p.J) > 8 &&
+         hopper_code();
+}
+
+/// Runs the lane tile (lanes_apply): 16 x 16 tiles of a warp's 32 cells,
+/// 4 x 4 sums a thread, 8 values of k a stage, 3 stages, where a side is at
+/// most 16; else 32 x 32 tiles, 8 x 8 sums a thread, 8 values of k a stage,
+/// 2 stages; 16 warps a block. Read off the presets and off-preset shapes on
+/// an H100 (docs/measurements/contract-cuda.md): 3 or 4 stages of 4 values
+/// of k, 8 warps of 16 x 8 sums (254 registers) and 32 x 16 tiles of 8 warps
+/// were slower at 64/125 and 125/216 and at most 3% faster at 27/27.
+tc_err run_lanes(const tc_cuda_problem &p, const float *A, const float *B, float *out,
+                 cudaStream_t stream) {
+  using namespace tc_cuda;
+  if (std::min(p.I, p.J) <= 16)
+    return lane_launch<float, 4, 4, 4, 4, 8, 3>(p, A, B, out, stream);
+  return lane_launch<float, 8, 8, 4, 4, 8, 2>(p, A, B, out, stream);
+}
+tc_err run_lanes(const tc_cuda_problem &, const double *, const double *, double *,
+                 cudaStream_t) {
+  TC_FAIL(TC_ERR_INTERNAL, "the lane tile is single precision only");
+}
+
 tile_config choose_tile(int64_t I, int64_t J, bool layout_left) {
   const int64_t m = std::min(I, J);
   if (m <= 8)
@@ -394,6 +423,10 @@ tc_err run_field_field(const tc_contraction *s, tc_variant variant, const tc_cud
     }
     if (left_mma_applies(p, sizeof(T) == sizeof(double))) {
       TC_CALL(run_mma_left(p, A, B, out, stream));
+      return check_launch(variant, s);
+    }
+    if (lanes_apply(p, sizeof(T) == sizeof(double))) {
+      TC_CALL(run_lanes(p, A, B, out, stream));
       return check_launch(variant, s);
     }
     const tile_config config = choose_tile(p.I, p.J, p.output_left);
