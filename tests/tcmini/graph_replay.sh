@@ -10,9 +10,9 @@
 # Usage: graph_replay.sh WORKDIR TCMINI DECK MPIEXEC [MPI FLAGS...] -- [tcmini args...]
 # TC_PYTHON names a Python with h5py and numpy (default python3).
 set -euo pipefail
-source "$(dirname "$0")/cuda_runs.sh" "$@"
+source "$(dirname "$0")/run_or_skip.sh" "$@"
 for graph in false true; do
-  cuda_run "graph-$graph" run.graph=$graph
+  run_or_skip "graph-$graph" run.graph=$graph
 done
 grep -q "^batches (rank 0): one CUDA graph" graph-true.log ||
   { echo "the run.graph=true run did not replay a graph:"; grep "^batches" graph-true.log; exit 1; }

@@ -8,10 +8,10 @@
 # Usage: in_flight.sh WORKDIR TCMINI DECK MPIEXEC [MPI FLAGS...] -- [tcmini args...]
 # TC_PYTHON names a Python with h5py and numpy (default python3).
 set -euo pipefail
-source "$(dirname "$0")/cuda_runs.sh" "$@"
+source "$(dirname "$0")/run_or_skip.sh" "$@"
 for run in "one 1 false" "three 3 false" "graph 3 true"; do
   read -r name lanes graph <<<"$run"
-  cuda_run "$name" run.in_flight="$lanes" run.graph="$graph"
+  run_or_skip "$name" run.in_flight="$lanes" run.graph="$graph"
 done
 for name in three graph; do
   grep -q "^batches (rank 0): .*; 3 batches in flight (run.in_flight)" "$name.log" ||
