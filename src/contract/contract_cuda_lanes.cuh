@@ -122,12 +122,7 @@ __global__ void __launch_bounds__(WI *WJ * 32, 1)
                                   valid && v < cells ? (int)sizeof(T) : 0);
       }
     }
-    if (++load_step == k_steps) {
-      load_step = 0;
-      load_task += gridDim.x;
-      if (load_task < tasks)
-        locate(load_task);
-    }
+    next_copy_step(load_step, k_steps, load_task, tasks, locate);
   };
 
   // Multiply side.

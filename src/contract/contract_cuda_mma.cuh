@@ -89,6 +89,21 @@ struct copy_ring {
   }
 };
 
+/// Moves the copy side of a ring kernel on after a stage's copies: to the
+/// next k step of the task it copies, or after the last to step 0 of the
+/// block's next task (this block's tasks are gridDim.x apart), whose copies
+/// `locate(task)` plans.
+template <typename Locate>
+__device__ __forceinline__ void next_copy_step(int64_t &step, int64_t steps, int64_t &task,
+                                               int64_t tasks, Locate locate) {
+  if (++step == steps) {
+    step = 0;
+    task += gridDim.x;
+    if (task < tasks)
+      locate(task);
+  }
+}
+
 /// Zeros a warp's 16MB x 8NB accumulators (mma_kernel's, warp_product's).
 template <int NB, int MB>
 __device__ __forceinline__ void clear_piece(double (&acc)[MB][NB][4]) {
@@ -212,12 +227,7 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
     for (int n = 0; n < B_PER; ++n)
       if (B_COPIES % NT == 0 || (int)threadIdx.x + n * NT < B_COPIES)
         copy_piece(b_tile, b_from[n], b_to[n], b_left[n], k0);
-    if (++load_step == k_steps) {
-      load_step = 0;
-      load_task += gridDim.x;
-      if (load_task < tasks)
-        locate(load_task);
-    }
+    next_copy_step(load_step, k_steps, load_task, tasks, locate);
   };
 
   // Multiply side: warp (wm, wn) owns rows wm*FM*16.. and columns wn*FN*8...

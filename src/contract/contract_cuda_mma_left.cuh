@@ -147,12 +147,7 @@ __global__ void __launch_bounds__(G * 32, 1)
       if (copy_row + pass * RP < b_rows)
         copy_row_words(b_tile + 8 * pass * RP * LD, b_from + pass * RP * p.b_j + k0 * p.b_k,
                        p.b_k, k0);
-    if (++load_step == k_steps) {
-      load_step = 0;
-      load_task += gridDim.x;
-      if (load_task < tasks)
-        locate(load_task);
-    }
+    next_copy_step(load_step, k_steps, load_task, tasks, locate);
   };
 
   // Multiply side: warp w computes cell w of the group (warp_product, its
