@@ -16,30 +16,6 @@
 
 namespace tc_cuda {
 
-/// Asynchronous copy of `bytes` (0 or N: nothing is read and zeros are
-/// written, or N bytes) from global to shared memory; N = 4 or 8 goes
-/// through L1 (cp.async.ca), 16 skips it (cp.async.cg). Both addresses
-/// N-byte aligned.
-template <int N>
-__device__ __forceinline__ void copy_async_n(unsigned dst, const void *src, int bytes) {
-#if __CUDA_ARCH__ >= 800
-  if constexpr (N == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(bytes)
-                 : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(N),
-                 "r"(bytes)
-                 : "memory");
-#else
-  // Built for sm_90 (CMAKE_CUDA_ARCHITECTURES); contract_cuda.cu runs the
-  // kernel only where the binary has that code (hopper_code).
-  (void)dst;
-  (void)src;
-  (void)bytes;
-#endif
-}
-
 /// The lane tile. A block takes a group of 32 adjacent cells, lane l of
 /// every warp cell l, and a BI x BJ output tile of each (BI = TI WI,
 /// BJ = TJ WJ); warp (wi, wj) of its WI x WJ warps keeps the TI x TJ sums of

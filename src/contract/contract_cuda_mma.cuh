@@ -39,6 +39,39 @@ __device__ __forceinline__ void copy_async16(double *dst, const double *src, int
 #endif
 }
 
+/// Asynchronous copy of `bytes` (0 or N: nothing is read and zeros are
+/// written, or N bytes) from global memory to the shared-memory address dst;
+/// N = 4 or 8 goes through L1 (cp.async.ca), 16 skips it (cp.async.cg). Both
+/// addresses N-byte aligned. LINE asks L2 to fetch the word's whole 128-byte
+/// line from device memory (for a neighbouring block that reads the rest).
+template <int N, bool LINE = false>
+__device__ __forceinline__ void copy_async_n(unsigned dst, const void *src, int bytes) {
+#if __CUDA_ARCH__ >= 800
+  if constexpr (N == 16 && LINE)
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(bytes)
+                 : "memory");
+  else if constexpr (N == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(bytes)
+                 : "memory");
+  else if constexpr (LINE)
+    asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
+                 "n"(N), "r"(bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(N),
+                 "r"(bytes)
+                 : "memory");
+#else
+  // Built for sm_90 (CMAKE_CUDA_ARCHITECTURES); the kernels that copy this
+  // way run only where the binary has that code (contract_cuda.cu).
+  (void)dst;
+  (void)src;
+  (void)bytes;
+#endif
+}
+
 __device__ __forceinline__ void copy_async_commit() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");

@@ -15,23 +15,6 @@
 
 namespace tc_cuda {
 
-/// Asynchronous copy of `bytes` (8, or 0: nothing is read and a zero is
-/// written) from global memory to the shared-memory address dst
-/// (cp.async.ca, 8 bytes), asking L2 to fetch the word's whole 128-byte line
-/// from device memory (the neighbouring group of cells reads the rest).
-__device__ __forceinline__ void copy_async8(unsigned dst, const double *src, int bytes) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
-               "r"(bytes)
-               : "memory");
-#else
-  // Only sm_90 code runs this kernel (contract_cuda.cu: hopper_code).
-  (void)dst;
-  (void)src;
-  (void)bytes;
-#endif
-}
-
 /// Shared-memory layout of the layout-left tile: each cell's rows are kept
 /// [row][k] at an odd row pitch LD of 1 or 5 mod 16 words, so the 8-byte
 /// fragment loads of a warp (rows g, words 4t + v) fall in distinct bank
@@ -65,7 +48,7 @@ __host__ __device__ constexpr int left_out_pitch(int BM, int BN, int G) {
 /// (left_cell_pitch), STAGES stages deep, the ring (copy_ring) running across
 /// task boundaries as in mma_kernel. Tasks are (group, row tile, column tile),
 /// group-major, so blocks that run at once share the lines of neighbouring
-/// groups in L2 (copy_async8 has L2 fetch those lines whole). Words of k past
+/// groups in L2 (copy_async_n has L2 fetch those lines whole). Words of k past
 /// K are zero in shared memory; rows past I or J and cells past C are not
 /// copied, and only their own outputs, which are not written, see what their
 /// slots hold. A finished tile goes through shared memory (left_out_pitch),
@@ -123,11 +106,11 @@ __global__ void __launch_bounds__(G * 32, 1)
     if (k0 + KT <= p.K) {
 #pragma unroll
       for (int k = 0; k < KT; ++k, from += stride)
-        copy_async8(dst + 8 * k, from, 8);
+        copy_async_n<8, true>(dst + 8 * k, from, 8);
     } else {
 #pragma unroll
       for (int k = 0; k < KT; ++k, from += stride)
-        copy_async8(dst + 8 * k, k0 + k < p.K ? from : A, k0 + k < p.K ? 8 : 0);
+        copy_async_n<8, true>(dst + 8 * k, k0 + k < p.K ? from : A, k0 + k < p.K ? 8 : 0);
     }
   };
   const unsigned ring_address = (unsigned)__cvta_generic_to_shared(ring);
