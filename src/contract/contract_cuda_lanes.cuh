@@ -37,9 +37,10 @@ __global__ void __launch_bounds__(WI *WJ * 32, 1)
   constexpr int NT = WI * WJ * 32, BI = TI * WI, BJ = TJ * WJ, ROWS = BI + BJ;
   constexpr int V = 16 / (int)sizeof(T), CHUNKS = 32 / V; // cells a 16-byte copy, copies a run
   constexpr int STAGE = KT * ROWS * 32;                    // words
-  constexpr int RUNS = KT * ROWS, RUN_STEP = NT / CHUNKS;
-  constexpr int PASSES = (RUNS + RUN_STEP - 1) / RUN_STEP;
-  static_assert(NT % CHUNKS == 0, "whole runs per pass");
+  // Thread t copies chunk t % CHUNKS (V cells) of tile row (t / CHUNKS) %
+  // ROWS (A's rows, then B's) at the k values t / CHUNKS / ROWS + K_STEP n.
+  constexpr int K_STEP = NT / CHUNKS / ROWS, PASSES = KT / K_STEP;
+  static_assert(NT % (CHUNKS * ROWS) == 0 && KT % K_STEP == 0, "whole tile rows per pass");
   extern __shared__ __align__(16) unsigned char lane_memory[];
   T *ring = reinterpret_cast<T *>(lane_memory);
 
@@ -54,9 +55,13 @@ __global__ void __launch_bounds__(WI *WJ * 32, 1)
     j0 = (rest - ti * tiles_j) * BJ;
   };
 
-  // Copy side: this thread's chunk (V cells) of runs run0, run0 + RUN_STEP,
-  // ... of a stage (run = k * ROWS + row; A's rows, then B's).
-  const int chunk = threadIdx.x % CHUNKS, run0 = threadIdx.x / CHUNKS;
+  // Copy side: this thread's chunk, row and first k, fixed; the row's source
+  // (its chunk at k = 0, or null: nothing to copy) and cells planned once
+  // per task, so a stage's copies only step the source along k.
+  const int chunk = threadIdx.x % CHUNKS, row = threadIdx.x / CHUNKS % ROWS;
+  const int k_first = threadIdx.x / CHUNKS / ROWS;
+  const bool in_a = row < BI;
+  const int64_t stride = in_a ? p.a_k : p.b_k;
   // The widest copy (16, 8 or sizeof(T) bytes) every run's chunks align to.
   auto aligned = [&](size_t n) {
     return (p.a_i * sizeof(T)) % n == 0 && (p.a_k * sizeof(T)) % n == 0 &&
@@ -65,37 +70,38 @@ __global__ void __launch_bounds__(WI *WJ * 32, 1)
   };
   const int width = aligned(16) ? 16 : aligned(8) ? 8 : (int)sizeof(T);
   int64_t load_task = blockIdx.x, load_step = 0;
-  int64_t copy_c0 = 0, copy_i0 = 0, copy_j0 = 0;
-  auto locate = [&](int64_t task) { split(task, copy_c0, copy_i0, copy_j0); };
+  const T *copy_from = nullptr;
+  int copy_cells = 0;
+  auto locate = [&](int64_t task) {
+    int64_t c0, i0, j0;
+    split(task, c0, i0, j0);
+    const int64_t c = c0 + chunk * V, r = in_a ? i0 + row : j0 + row - BI;
+    copy_cells = (int)max((int64_t)0, min((int64_t)V, p.C - c));
+    copy_from = copy_cells == 0 || r >= (in_a ? p.I : p.J) ? nullptr
+                : in_a                                     ? A + c * p.a_c + r * p.a_i
+                                                           : B + c * p.b_c + r * p.b_j;
+  };
   const unsigned ring_address = (unsigned)__cvta_generic_to_shared(ring);
   auto load = [&](int stage) {
-    const int64_t k0 = load_step * KT;
-    const int64_t c = copy_c0 + chunk * V;
-    const int cells = (int)max((int64_t)0, min((int64_t)V, p.C - c));
+    const int64_t k0 = load_step * KT + k_first;
+    const T *from = copy_from ? copy_from + k0 * stride : A;
+    unsigned dst = ring_address + sizeof(T) * (stage * STAGE + (k_first * ROWS + row) * 32 +
+                                               chunk * V);
 #pragma unroll
-    for (int pass = 0; pass < PASSES; ++pass) {
-      const int run = run0 + pass * RUN_STEP;
-      if (run >= RUNS)
-        break;
-      const int kk = run / ROWS, row = run % ROWS;
-      const int64_t k = k0 + kk;
-      const bool in_a = row < BI;
-      const int64_t r = in_a ? copy_i0 + row : copy_j0 + row - BI;
-      const bool valid = k < p.K && r < (in_a ? p.I : p.J);
-      const T *from = in_a ? A + c * p.a_c + r * p.a_i + k * p.a_k
-                           : B + c * p.b_c + r * p.b_j + k * p.b_k;
-      const unsigned dst = ring_address + sizeof(T) * (stage * STAGE + run * 32 + chunk * V);
-      if (width == 16 && cells == V) {
+    for (int pass = 0; pass < PASSES;
+         ++pass, from += K_STEP * stride, dst += sizeof(T) * K_STEP * ROWS * 32) {
+      const bool valid = copy_from && k0 + pass * K_STEP < p.K;
+      if (width == 16 && copy_cells == V) {
         copy_async_n<16>(dst, valid ? from : A, valid ? 16 : 0);
-      } else if (sizeof(T) < 8 && width == 8 && cells == V) {
+      } else if (sizeof(T) < 8 && width == 8 && copy_cells == V) {
 #pragma unroll
         for (int v = 0; v < V; v += 8 / (int)sizeof(T))
           copy_async_n<8>(dst + sizeof(T) * v, valid ? from + v : A, valid ? 8 : 0);
       } else {
 #pragma unroll
         for (int v = 0; v < V; ++v)
-          copy_async_n<sizeof(T)>(dst + sizeof(T) * v, valid && v < cells ? from + v : A,
-                                  valid && v < cells ? (int)sizeof(T) : 0);
+          copy_async_n<sizeof(T)>(dst + sizeof(T) * v, valid && v < copy_cells ? from + v : A,
+                                  valid && v < copy_cells ? (int)sizeof(T) : 0);
       }
     }
     next_copy_step(load_step, k_steps, load_task, tasks, locate);
