@@ -25,9 +25,10 @@ namespace tc_cuda {
 /// run of the group's 32 cells as in device memory, copied 16 bytes a
 /// thread where each run is 16-byte aligned (C a multiple of 16 / sizeof(T)
 /// and aligned arrays), else 8 bytes where runs are 8-byte aligned, else a
-/// word a copy; k past K, rows past I or J and cells past C are zeros. A warp's reads of a (k, row) are then the 32
-/// words of one run (one wavefront for float, two for double), and its
-/// writes of an output (row, column) are a run of 32 cells in the output.
+/// word a copy; k past K, rows past I or J and cells past C are zeros. A
+/// warp's reads of a (k, row) are then the 32 words of one run (one
+/// wavefront for float, two for double), and its writes of an output
+/// (row, column) are a run of 32 cells in the output.
 /// Tasks are (group, row tile, column tile), group-major, so blocks that
 /// run at once share the group's rows in L2.
 template <typename T, int TI, int TJ, int WI, int WJ, int KT, int STAGES>
