@@ -6,8 +6,12 @@
  * in shared memory: for each of the node's cells the group reads the node's
  * rows of the element matrix and adds each value at its CSR position (from
  * the link positions, no search), with a barrier between cells so that an
- * entry takes its cells in order. All the gathers of a batch (its nine
- * outputs and the element-matrix copies) run in one launch, each on blocks
+ * entry takes its cells in order. A batch's gathers visit the range of
+ * nodes its cells touch, or, where that range is mostly nodes they do not
+ * touch (a batch shorter than a layer of the box touches a few rows of two
+ * layers: 1,024 cells of a 128^3 box one node in 7 of their range), a list
+ * of the nodes they touch. All the gathers of a batch (its nine outputs
+ * and the element-matrix copies) run in one launch, each on blocks
  * of its own: on small worksets each is a wave of blocks or less, and
  * launched one after another they took the sum of their latencies. */
 #include <cuda_runtime.h>
@@ -60,13 +64,16 @@ template <typename Real> struct block_view {
 };
 
 /// One gather of a launch (gather_kernel): kind (a tc_gather_kind), the
-/// element block, the batch's first cell and the target; [first, end) are
-/// the nodes (matrices), the node-vector entries (vectors) or the block's
-/// values (cells) it covers, over `blocks` thread blocks from first_block.
+/// element block, the batch's first cell and the target, over `blocks`
+/// thread blocks from first_block. Matrices and vectors visit `count`
+/// nodes: node first + nodes[i] (the nodes the batch's cells touch), or,
+/// where nodes is null, first + i (the range they span); cells copy the
+/// block's `count` values.
 template <typename Real> struct gather_task {
   int kind, components;
   block_view<Real> block;
-  int64_t begin, first, end;
+  int64_t begin, first, count;
+  const uint32_t *nodes;
   const int64_t *row_offsets;
   int lanes, groups, capacity; ///< matrices
   double *target;
@@ -82,8 +89,14 @@ template <typename Real> struct gather_launch {
   gather_task<Real> tasks[kMaxGathers];
 };
 
+/// The i-th node a gather visits.
+template <typename Real>
+__device__ int64_t node_at(const gather_task<Real> &t, const uint32_t *nodes, int64_t i) {
+  return t.first + (nodes ? (int64_t)nodes[i] : i);
+}
+
 /// Matrices: a group of `lanes` lanes (a power of two, at most a warp) per
-/// node of [first, end) that the batch's cells touch: the node's Comp rows
+/// node the task visits that the batch's cells touch: the node's Comp rows
 /// are taken into shared memory (zero where the node's first cell is in the
 /// batch), each of its cells in [begin, begin + cells), ascending, adds
 /// entry (slot*Comp+i, b*Comp+j) at (i, position(b)*Comp+j), the lanes
@@ -105,8 +118,9 @@ __device__ void gather_node_rows(const mesh_view m, const gather_task<Real> &tas
   const block_view<Real> b = task.block;
   const int64_t *const row_offsets = task.row_offsets;
   double *__restrict__ const values = task.target;
-  const int64_t begin = task.begin, end = begin + b.cells, first_node = task.first,
-                end_node = task.end, blocks = task.blocks;
+  const int64_t begin = task.begin, end = begin + b.cells, count = task.count,
+                blocks = task.blocks;
+  const uint32_t *const nodes = task.nodes;
   const unsigned mask =
       lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1) << (threadIdx.x % 32 / lanes * lanes);
   double *rows = node_rows + group * task.capacity;
@@ -114,8 +128,8 @@ __device__ void gather_node_rows(const mesh_view m, const gather_task<Real> &tas
   /* an entry's strides, by row and by column, in the element block */
   const int64_t row_stride = Left ? b.cells : b.columns,
                 column_stride = Left ? b.cells * b.rows : 1;
-  for (int64_t node = first_node + (int64_t)block * groups + group; node < end_node;
-       node += blocks * groups) {
+  for (int64_t i = (int64_t)block * groups + group; i < count; i += blocks * groups) {
+    const int64_t node = node_at(task, nodes, i);
     int64_t e = m.node_cell_offsets[node];
     const int64_t link_end = m.node_cell_offsets[node + 1];
     const bool first = e < link_end && m.node_cells[e] >= begin;
@@ -160,12 +174,14 @@ template <typename Real>
 __device__ void gather_vector(const mesh_view m, const gather_task<Real> &task, unsigned block) {
   const block_view<Real> b = task.block;
   double *__restrict__ const node_values = task.target;
-  const int64_t begin = task.begin, end = begin + b.cells, first_row = task.first,
-                end_row = task.end, blocks = task.blocks;
   const int components = task.components;
-  for (int64_t row = first_row + first_item(block); row < end_row; row += item_stride(blocks)) {
-    const int64_t node = row / components;
-    const int i = (int)(row % components);
+  const int64_t begin = task.begin, end = begin + b.cells, items = task.count * components,
+                blocks = task.blocks;
+  const uint32_t *const nodes = task.nodes;
+  for (int64_t item = first_item(block); item < items; item += item_stride(blocks)) {
+    const int64_t node = node_at(task, nodes, item / components);
+    const int i = (int)(item % components);
+    const int64_t row = node * components + i;
     double sum = node_values[row];
     for (int64_t e = m.node_cell_offsets[node]; e < m.node_cell_offsets[node + 1]; ++e) {
       const int64_t cell = m.node_cells[e];
@@ -185,7 +201,7 @@ template <typename Real>
 __device__ void gather_cells(const gather_task<Real> &task, unsigned block) {
   const block_view<Real> b = task.block;
   double *__restrict__ const kept = task.target;
-  const int64_t per_cell = b.rows * b.columns, begin = task.begin, items = task.end,
+  const int64_t per_cell = b.rows * b.columns, begin = task.begin, items = task.count,
                 blocks = task.blocks;
   for (int64_t v = first_item(block); v < items; v += item_stride(blocks)) {
     const int64_t c = v / per_cell, entry = v % per_cell;
@@ -299,6 +315,14 @@ struct tc_assembly_cuda {
   /// are both numbered box by box, so a batch's nodes form a narrow range;
   /// computed here, not assumed).
   std::vector<int64_t> batch_first_node, batch_last_node;
+  /// Where a batch's cells touch few of the nodes of that range (a batch
+  /// smaller than a layer of the box touches a few rows of two layers), the
+  /// nodes they touch, ascending, as offsets from the batch's first node:
+  /// the batch's run of `touched_nodes` (device) starts at
+  /// batch_touched_begin[b] (-1: the gathers visit the whole range) and
+  /// holds batch_touched_count[b] nodes.
+  uint32_t *touched_nodes;
+  std::vector<int64_t> batch_touched_begin, batch_touched_count;
   const int64_t *host_cell_nodes;
 };
 
@@ -324,18 +348,27 @@ void node_range(const tc_assembly_cuda *a, int64_t begin, int64_t cells, int64_t
   }
 }
 
-/// The node range of a batch: from the table for the loop's own batches.
+/// The nodes a gather of a batch visits: node first + nodes[i] for i <
+/// count, or first + i where nodes is null. From the tables for the loop's
+/// own batches, else the range the block's cells span.
 void batch_nodes(const tc_assembly_cuda *a, const tc_element_block *block, int64_t *first,
-                 int64_t *last) {
+                 int64_t *count, const uint32_t **nodes) {
   const int64_t b = a->batch_cells > 0 ? block->cell_begin / a->batch_cells : 0;
   const int64_t full = std::min(a->batch_cells, a->num_cells - block->cell_begin);
+  *nodes = nullptr;
   if (a->batch_cells > 0 && block->cell_begin % a->batch_cells == 0 &&
       block->batch_cells == full && b < (int64_t)a->batch_first_node.size()) {
     *first = a->batch_first_node[b];
-    *last = a->batch_last_node[b];
+    *count = a->batch_last_node[b] + 1 - *first;
+    if (a->batch_touched_begin[b] >= 0) {
+      *nodes = a->touched_nodes + a->batch_touched_begin[b];
+      *count = a->batch_touched_count[b];
+    }
     return;
   }
-  node_range(a, block->cell_begin, block->batch_cells, first, last);
+  int64_t last;
+  node_range(a, block->cell_begin, block->batch_cells, first, &last);
+  *count = last + 1 - *first;
 }
 
 tc_err check_block(const tc_assembly_cuda *a, const tc_element_block *block) {
@@ -380,14 +413,18 @@ tc_err plan_gather(const tc_assembly_cuda *a, const tc_gather &g, gather_task<Re
   *shared_doubles = 0;
   if (g.kind == TC_GATHER_CELLS) {
     t->block = view_of<Real>(&g.block, g.rows, g.columns);
-    t->end = g.block.batch_cells * g.rows * g.columns;
-    t->blocks = t->end > 0 ? tc_cuda_grid::grid_blocks(t->end) : 0;
+    t->count = g.block.batch_cells * g.rows * g.columns;
+    t->blocks = t->count > 0 ? tc_cuda_grid::grid_blocks(t->count) : 0;
     return TC_SUCCESS;
   }
-  int64_t first, last;
-  batch_nodes(a, &g.block, &first, &last);
-  if (last < first)
+  int64_t first, count;
+  const uint32_t *nodes;
+  batch_nodes(a, &g.block, &first, &count, &nodes);
+  if (count <= 0)
     return TC_SUCCESS;
+  t->first = first;
+  t->count = count;
+  t->nodes = nodes;
   const int64_t size = (int64_t)a->num_fields * g.components;
   const bool matrices = g.kind == TC_GATHER_MATRICES;
   t->block = view_of<Real>(&g.block, size, matrices ? size : 1);
@@ -408,16 +445,12 @@ tc_err plan_gather(const tc_assembly_cuda *a, const tc_gather &g, gather_task<Re
     t->lanes = lanes;
     t->groups = groups;
     t->capacity = capacity;
-    t->first = first;
-    t->end = last + 1;
-    t->blocks = (unsigned)std::min<int64_t>((last + 1 - first + groups - 1) / groups,
-                                            tc_cuda_grid::kMaxBlocks);
+    t->blocks =
+        (unsigned)std::min<int64_t>((count + groups - 1) / groups, tc_cuda_grid::kMaxBlocks);
     *shared_doubles = groups * capacity;
     return TC_SUCCESS;
   }
-  t->first = first * g.components;
-  t->end = (last + 1) * g.components;
-  t->blocks = tc_cuda_grid::grid_blocks(t->end - t->first);
+  t->blocks = tc_cuda_grid::grid_blocks(count * g.components);
   return TC_SUCCESS;
 }
 
@@ -467,6 +500,41 @@ tc_err launch_gathers(const tc_assembly_cuda *a, int count, const tc_gather *gat
       });
 }
 
+/// A batch's gathers visit the nodes its cells touch rather than their
+/// range where those are fewer than kTouchedShare of it.
+constexpr double kTouchedShare = 0.75;
+
+/// The tables of touched nodes (tc_assembly_cuda::touched_nodes), uploaded.
+tc_err list_touched_nodes(tc_assembly_cuda *a) {
+  const int64_t batches = (int64_t)a->batch_first_node.size(), F = a->num_fields;
+  a->batch_touched_begin.assign((size_t)batches, -1);
+  a->batch_touched_count.assign((size_t)batches, 0);
+  std::vector<int64_t> stamp((size_t)a->num_nodes, -1);
+  std::vector<uint32_t> lists;
+  for (int64_t b = 0; b < batches; ++b) {
+    const int64_t first = a->batch_first_node[b], span = a->batch_last_node[b] + 1 - first;
+    const int64_t begin = b * a->batch_cells,
+                  end = std::min(begin + a->batch_cells, a->num_cells);
+    int64_t touched = 0;
+    for (int64_t e = begin * F; e < end * F; ++e) {
+      const int64_t node = a->host_cell_nodes[e];
+      touched += stamp[node] != b;
+      stamp[node] = b;
+    }
+    if (span <= 0 || span > (int64_t)UINT32_MAX || touched >= kTouchedShare * (double)span)
+      continue;
+    a->batch_touched_begin[b] = (int64_t)lists.size();
+    a->batch_touched_count[b] = touched;
+    for (int64_t node = first; node < first + span; ++node)
+      if (stamp[node] == b)
+        lists.push_back((uint32_t)(node - first));
+  }
+  TC_CALL(upload(&a->touched_nodes, lists.data(), (int64_t)lists.size(), "touched nodes",
+                 a->stream));
+  TC_CUDA_CALL(cudaStreamSynchronize(a->stream)); /* before `lists` goes */
+  return TC_SUCCESS;
+}
+
 tc_err setup(tc_assembly_cuda *a, const tc_assembly *assembly, const tc_mesh_local *mesh) {
   const int64_t links = mesh->node_cell_offsets[mesh->num_nodes];
   cudaStream_t s = a->stream;
@@ -496,6 +564,7 @@ tc_err setup(tc_assembly_cuda *a, const tc_assembly *assembly, const tc_mesh_loc
   for (int64_t b = 0; b < batches; ++b)
     node_range(a, b * a->batch_cells, std::min(a->batch_cells, a->num_cells - b * a->batch_cells),
                &a->batch_first_node[b], &a->batch_last_node[b]);
+  TC_CALL(list_touched_nodes(a));
   TC_CUDA_CALL(cudaStreamSynchronize(s));
   return TC_SUCCESS;
 }
@@ -533,6 +602,7 @@ extern "C" void tc_assembly_cuda_destroy(tc_assembly_cuda **assembly) {
   device_free(&a->node_cells);
   device_free(&a->node_cell_slots);
   device_free(&a->link_positions);
+  device_free(&a->touched_nodes);
   for (tc_csr &graph : a->graphs) {
     device_free(&graph.row_offsets);
     device_free(&graph.columns);

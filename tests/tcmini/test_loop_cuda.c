@@ -38,7 +38,10 @@
 #include "tc_physics_builder.h"
 #include "tc_quadrature.h"
 
-enum { SKIP_CODE = 77, BATCH_CELLS = 15 };
+/* Batches of 15 cells span layers of the 4 x 3 x 3 box, and the gathers visit
+ * the range of nodes they touch; batches of 2 cells touch fewer than half of
+ * their range, and the gathers visit a list of the nodes they touch. */
+enum { SKIP_CODE = 77, BATCH_CELLS = 15, SHORT_BATCH_CELLS = 2 };
 
 /* Relative tolerances of the inputs, against the array's largest magnitude:
  * double differs from the host only by FMA contraction on the GPU; float is
@@ -88,7 +91,7 @@ typedef struct {
   tc_mesh *mesh;
   const tc_mesh_local *local;
   tc_assembly *assembly;
-  int64_t F, P, num_batches;
+  int64_t F, P, batch_cells, num_batches;
   double *ref_values, *ref_gradients, *weights;
   tc_loop_results results; /* host arrays the device twins are copied into */
   tc_loop_cuda *gpu;
@@ -100,9 +103,9 @@ typedef struct {
 } host_geometry;
 
 static void batch_range(const fixture *fx, int64_t b, int64_t *begin, int64_t *cells) {
-  *begin = b * BATCH_CELLS;
-  *cells = fx->local->num_cells - *begin < BATCH_CELLS ? fx->local->num_cells - *begin
-                                                        : BATCH_CELLS;
+  *begin = b * fx->batch_cells;
+  *cells = fx->local->num_cells - *begin < fx->batch_cells ? fx->local->num_cells - *begin
+                                                            : fx->batch_cells;
 }
 
 static int64_t graph_entries(const fixture *fx, int components) {
@@ -166,9 +169,10 @@ static void free_results(const fixture *fx, tc_loop_results *r) {
   }
 }
 
-static tc_err fixture_create(tc_device *device, int order, fixture *fx) {
+static tc_err fixture_create(tc_device *device, int order, int64_t batch_cells, fixture *fx) {
   memset(fx, 0, sizeof *fx);
   fx->order = order;
+  fx->batch_cells = batch_cells;
   fx->device = device;
   const tc_mesh_options options = {
       .cells = {4, 3, 3}, .length = {1.0, 0.75, 0.6}, .distortion = 0.1, .order = order};
@@ -176,7 +180,7 @@ static tc_err fixture_create(tc_device *device, int order, fixture *fx) {
   fx->local = tc_mesh_local_part(fx->mesh);
   TC_CALL(tc_assembly_create(fx->mesh, &fx->assembly));
   fx->F = fx->local->nodes_per_cell;
-  fx->num_batches = (fx->local->num_cells + BATCH_CELLS - 1) / BATCH_CELLS;
+  fx->num_batches = (fx->local->num_cells + batch_cells - 1) / batch_cells;
   tc_quadrature *quadrature = NULL;
   TC_CALL(tc_quadrature_create(order + 2, &quadrature));
   fx->P = tc_quadrature_num_points(quadrature);
@@ -195,7 +199,7 @@ static tc_err fixture_create(tc_device *device, int order, fixture *fx) {
   tc_quadrature_destroy(&quadrature);
   TC_CALL(err);
   TC_CALL(allocate_results(fx, &fx->results));
-  TC_CALL(tc_loop_cuda_create(fx->local, BATCH_CELLS, fx->P, fx->ref_values, fx->ref_gradients,
+  TC_CALL(tc_loop_cuda_create(fx->local, fx->batch_cells, fx->P, fx->ref_values, fx->ref_gradients,
                               fx->weights, &test_fields, fx->assembly, &fx->results,
                               tc_device_stream(device), &fx->gpu));
   return TC_SUCCESS;
@@ -213,7 +217,7 @@ static void fixture_destroy(fixture *fx) {
 }
 
 static tc_err host_geometry_create(const fixture *fx, host_geometry *g) {
-  const int64_t C = BATCH_CELLS, F = fx->F, P = fx->P;
+  const int64_t C = fx->batch_cells, F = fx->F, P = fx->P;
   TC_CALLOC(g->node_coords, C * F * 3);
   TC_CALLOC(g->jacobians, C * P * 9);
   TC_CALLOC(g->inverses, C * P * 9);
@@ -280,7 +284,7 @@ static tc_err check_inputs(fixture *fx) {
   const int64_t F = fx->F, P = fx->P;
   int64_t largest = 0;
   for (int i = 0; i < TC_INPUT_COUNT; ++i) {
-    int64_t count = tc_physics_input_count(i, BATCH_CELLS, F, P);
+    int64_t count = tc_physics_input_count(i, fx->batch_cells, F, P);
     largest = count > largest ? count : largest;
   }
   const size_t bytes = (size_t)largest * sizeof(double);
@@ -677,7 +681,7 @@ static tc_err check_inverted(fixture *fx) {
   host_geometry g = {0};
   tc_err err = host_geometry_create(fx, &g);
   if (err == TC_SUCCESS)
-    err = tc_loop_cuda_create(&moved, BATCH_CELLS, fx->P, fx->ref_values, fx->ref_gradients,
+    err = tc_loop_cuda_create(&moved, fx->batch_cells, fx->P, fx->ref_values, fx->ref_gradients,
                               fx->weights, &test_fields, fx->assembly, &fx->results,
                               tc_device_stream(fx->device), &gpu);
   int inverted_batches = 0, agreeing = 0;
@@ -735,7 +739,7 @@ static void check_selection(fixture *fx) {
     tc_loop_cuda *gpu = NULL;
     tc_error_clear();
     const tc_err err = tc_loop_cuda_create(
-        fx->local, BATCH_CELLS, fx->P, fx->ref_values, fx->ref_gradients, fx->weights,
+        fx->local, fx->batch_cells, fx->P, fx->ref_values, fx->ref_gradients, fx->weights,
         &test_fields, fx->assembly, &unmatched[i], tc_device_stream(fx->device), &gpu);
     refused += err == TC_ERR_ARGUMENT && gpu == NULL &&
                strstr(tc_error_message(), "without its matrix") != NULL;
@@ -748,11 +752,12 @@ static void check_selection(fixture *fx) {
 
 static tc_err run_order(tc_device *device, int order) {
   fixture fx;
-  tc_err err = fixture_create(device, order, &fx);
+  tc_err err = fixture_create(device, order, BATCH_CELLS, &fx);
   if (err == TC_SUCCESS) {
-    printf("Q%d: %lld cells, %lld nodes, F = %lld, P = %lld, %lld batches of <= %d cells\n",
+    printf("Q%d: %lld cells, %lld nodes, F = %lld, P = %lld, %lld batches of <= %lld cells\n",
            order, (long long)fx.local->num_cells, (long long)fx.local->num_nodes,
-           (long long)fx.F, (long long)fx.P, (long long)fx.num_batches, BATCH_CELLS);
+           (long long)fx.F, (long long)fx.P, (long long)fx.num_batches,
+           (long long)fx.batch_cells);
     err = check_inputs(&fx);
   }
   if (err == TC_SUCCESS)
@@ -763,6 +768,15 @@ static tc_err run_order(tc_device *device, int order) {
     err = check_inverted(&fx);
   if (err == TC_SUCCESS)
     check_selection(&fx);
+  fixture_destroy(&fx);
+  if (err != TC_SUCCESS)
+    return err;
+  err = fixture_create(device, order, SHORT_BATCH_CELLS, &fx);
+  if (err == TC_SUCCESS) {
+    printf("Q%d: %lld batches of <= %lld cells (the gathers visit the nodes they touch)\n",
+           order, (long long)fx.num_batches, (long long)fx.batch_cells);
+    err = check_assembly(&fx);
+  }
   fixture_destroy(&fx);
   return err;
 }
