@@ -199,7 +199,7 @@ static const option options[] = {
      "batch arrays (their assembly still in cell order, so results do not change); their "
      "phases are then timed together as the batches phase; 0 = one for the workset the loop "
      "sizes (run.batch_cells = 0), and for a workset set by run.batch_cells enough to fill "
-     "the GPU, up to 4; CPU backends run one at a time",
+     "the GPU, up to 8; CPU backends run one at a time",
      {0, TC_CONFIG_MAX_IN_FLIGHT, false, false}, NULL, FIELD(in_flight)},
     {"run", "roofline", TYPE_BOOL, "true",
      "measure the devices' copy bandwidth and FMA peak once (about 0.2 s on a CPU) and "

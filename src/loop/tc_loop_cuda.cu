@@ -99,13 +99,15 @@ constexpr int kMaxLanes = TC_CONFIG_MAX_IN_FLIGHT;
 /// Work items (cells x fields x points) in flight a multiprocessor that
 /// fill the GPU, and the most batches in flight that takes
 /// (tc_loop_cuda_lanes_to_fill): 16.9 M items on an H100 or H200. Measured
-/// on an H200 (docs/measurements/mini-app-gpu.md): Q1 cells with 27 points
-/// (216 items a cell) ran fastest four at a time in batches of 1,024 to
-/// 16,384 cells (eight: 1-11% slower), Q2 cells with 125 points (3,375)
-/// four at a time in batches of 1,024 and two in batches of 4,096. (The
-/// workset the loop sizes itself runs one at a time: tc_loop_backend_cuda.c.)
+/// on an H100 since a batch's gathers visit only the nodes it touches
+/// (docs/measurements/mini-app-gpu.md): Q1 cells with 27 points (216 items
+/// a cell) in batches of 1,024 ran 8% faster eight at a time than four, in
+/// batches of 4,096 and 16,384 eight and four within 1%; Q2 cells with 125
+/// points (3,375) in batches of 1,024 eight and four within 1%, in batches
+/// of 4,096 four and two. (The workset the loop sizes itself runs one at a
+/// time: tc_loop_backend_cuda.c.)
 constexpr double kFillItemsPerSM = 128 * 1024;
-constexpr int kMostLanesToFill = 4;
+constexpr int kMostLanesToFill = kMaxLanes;
 
 struct tc_loop_cuda {
   cudaStream_t stream; ///< the loop's stream: lane 0, the zeroing, row sums, copies
