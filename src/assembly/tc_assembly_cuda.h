@@ -41,7 +41,8 @@ typedef struct {
 /// Copies mesh's node->cell links and cell nodes (mesh: the host part the
 /// assembly was built on), assembly's CSR structures and link positions to
 /// the device, and works out the node range each batch of batch_cells cells
-/// touches. Work is queued on stream (cudaStream_t). Synchronous. Not
+/// touches (and, where the batch touches few of that range's nodes, the list
+/// of those it touches, which its gathers then visit). Work is queued on stream (cudaStream_t). Synchronous. Not
 /// collective.
 tc_err tc_assembly_cuda_create(const tc_assembly *assembly, const tc_mesh_local *mesh,
                                int64_t batch_cells, void *stream, tc_assembly_cuda **created);

@@ -101,10 +101,10 @@ constexpr int kMaxLanes = TC_CONFIG_MAX_IN_FLIGHT;
 /// (tc_loop_cuda_lanes_to_fill): 16.9 M items on an H100 or H200. Measured
 /// on an H100 since a batch's gathers visit only the nodes it touches
 /// (docs/measurements/mini-app-gpu.md): Q1 cells with 27 points (216 items
-/// a cell) in batches of 1,024 ran 8% faster eight at a time than four, in
-/// batches of 4,096 and 16,384 eight and four within 1%; Q2 cells with 125
-/// points (3,375) in batches of 1,024 eight and four within 1%, in batches
-/// of 4,096 four and two. (The workset the loop sizes itself runs one at a
+/// a cell) ran 8% faster eight at a time than four in batches of 1,024, 3%
+/// in batches of 4,096, and five and four at a time the same in batches of
+/// 16,384; Q2 cells with 125 points (3,375) six and four at a time the same
+/// in batches of 1,024. (The workset the loop sizes itself runs one at a
 /// time: tc_loop_backend_cuda.c.)
 constexpr double kFillItemsPerSM = 128 * 1024;
 constexpr int kMostLanesToFill = kMaxLanes;
