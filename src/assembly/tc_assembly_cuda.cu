@@ -504,35 +504,40 @@ tc_err launch_gathers(const tc_assembly_cuda *a, int count, const tc_gather *gat
 /// range where those are fewer than kTouchedShare of it.
 constexpr double kTouchedShare = 0.75;
 
-/// The tables of touched nodes (tc_assembly_cuda::touched_nodes), uploaded.
-tc_err list_touched_nodes(tc_assembly_cuda *a) {
-  const int64_t batches = (int64_t)a->batch_first_node.size(), F = a->num_fields;
+/// For each batch of batch_cells cells, in one pass over its cells' nodes
+/// (stamped with the batch): the range [first, last] they touch and how
+/// many they touch; where those are fewer than kTouchedShare of the range,
+/// the batch's run of `lists` (tc_assembly_cuda::touched_nodes, before
+/// upload).
+void plan_batch_nodes(tc_assembly_cuda *a, std::vector<uint32_t> *lists) {
+  const int64_t batches =
+      a->batch_cells > 0 ? (a->num_cells + a->batch_cells - 1) / a->batch_cells : 0;
+  const int64_t F = a->num_fields;
+  a->batch_first_node.assign((size_t)batches, INT64_MAX);
+  a->batch_last_node.assign((size_t)batches, -1);
   a->batch_touched_begin.assign((size_t)batches, -1);
   a->batch_touched_count.assign((size_t)batches, 0);
   std::vector<int64_t> stamp((size_t)a->num_nodes, -1);
-  std::vector<uint32_t> lists;
   for (int64_t b = 0; b < batches; ++b) {
-    const int64_t first = a->batch_first_node[b], span = a->batch_last_node[b] + 1 - first;
     const int64_t begin = b * a->batch_cells,
                   end = std::min(begin + a->batch_cells, a->num_cells);
-    int64_t touched = 0;
+    int64_t &first = a->batch_first_node[b], &last = a->batch_last_node[b], touched = 0;
     for (int64_t e = begin * F; e < end * F; ++e) {
       const int64_t node = a->host_cell_nodes[e];
+      first = std::min(first, node);
+      last = std::max(last, node);
       touched += stamp[node] != b;
       stamp[node] = b;
     }
+    const int64_t span = last + 1 - first;
     if (span <= 0 || span > (int64_t)UINT32_MAX || touched >= kTouchedShare * (double)span)
       continue;
-    a->batch_touched_begin[b] = (int64_t)lists.size();
+    a->batch_touched_begin[b] = (int64_t)lists->size();
     a->batch_touched_count[b] = touched;
-    for (int64_t node = first; node < first + span; ++node)
+    for (int64_t node = first; node <= last; ++node)
       if (stamp[node] == b)
-        lists.push_back((uint32_t)(node - first));
+        lists->push_back((uint32_t)(node - first));
   }
-  TC_CALL(upload(&a->touched_nodes, lists.data(), (int64_t)lists.size(), "touched nodes",
-                 a->stream));
-  TC_CUDA_CALL(cudaStreamSynchronize(a->stream)); /* before `lists` goes */
-  return TC_SUCCESS;
 }
 
 tc_err setup(tc_assembly_cuda *a, const tc_assembly *assembly, const tc_mesh_local *mesh) {
@@ -557,15 +562,10 @@ tc_err setup(tc_assembly_cuda *a, const tc_assembly *assembly, const tc_mesh_loc
           std::max(a->most_node_entries[g],
                    offsets[(node + 1) * components] - offsets[node * components]);
   }
-  const int64_t batches =
-      a->batch_cells > 0 ? (a->num_cells + a->batch_cells - 1) / a->batch_cells : 0;
-  a->batch_first_node.resize((size_t)batches);
-  a->batch_last_node.resize((size_t)batches);
-  for (int64_t b = 0; b < batches; ++b)
-    node_range(a, b * a->batch_cells, std::min(a->batch_cells, a->num_cells - b * a->batch_cells),
-               &a->batch_first_node[b], &a->batch_last_node[b]);
-  TC_CALL(list_touched_nodes(a));
-  TC_CUDA_CALL(cudaStreamSynchronize(s));
+  std::vector<uint32_t> lists;
+  plan_batch_nodes(a, &lists);
+  TC_CALL(upload(&a->touched_nodes, lists.data(), (int64_t)lists.size(), "touched nodes", s));
+  TC_CUDA_CALL(cudaStreamSynchronize(s)); /* the uploads, before `lists` goes */
   return TC_SUCCESS;
 }
 
