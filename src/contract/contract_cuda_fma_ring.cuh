@@ -153,14 +153,8 @@ __global__ void __launch_bounds__(kFmaRingThreads, 2)
   };
   clear();
 
-  if (load_task < tasks)
-    locate(load_task);
-  copy_ring<STAGES> stages;
-  auto more = [&] { return load_task < tasks; };
-  stages.start(more, load);
-  int64_t step = 0;
-  for (int64_t task = blockIdx.x; task < tasks;) {
-    const float *tile = ring + stages.next(more, load) * STAGE;
+  auto multiply = [&](int stage) {
+    const float *tile = ring + stage * STAGE;
 #pragma unroll
     for (int kk = 0; kk < KT; kk += 4) {
       float4 a[TM];
@@ -179,27 +173,25 @@ __global__ void __launch_bounds__(kFmaRingThreads, 2)
         }
       }
     }
-    if (++step == k_steps) {
-      int64_t c0, i0, j0;
-      split(task, c0, i0, j0);
-      const int64_t rows = p.I - i0 - ty, cols = p.J - j0 - tx;
-      if (c0 + g < p.C) {
-        float *o = out + (c0 + g) * p.o_c + (i0 + ty) * p.o_i + (j0 + tx) * p.o_j;
+  };
+  auto finish = [&](int64_t task, int) {
+    int64_t c0, i0, j0;
+    split(task, c0, i0, j0);
+    const int64_t rows = p.I - i0 - ty, cols = p.J - j0 - tx;
+    if (c0 + g < p.C) {
+      float *o = out + (c0 + g) * p.o_c + (i0 + ty) * p.o_i + (j0 + tx) * p.o_j;
 #pragma unroll
-        for (int r = 0; r < TM; ++r)
+      for (int r = 0; r < TM; ++r)
 #pragma unroll
-          for (int q = 0; q < TN; ++q)
-            if (TY * r < rows && TX * q < cols) {
-              float *to = o + TY * r * p.o_i + TX * q * p.o_j;
-              *to = p.sum_into ? *to + sum[r][q] : sum[r][q];
-            }
-      }
-      clear();
-      step = 0;
-      task += gridDim.x;
+        for (int q = 0; q < TN; ++q)
+          if (TY * r < rows && TX * q < cols) {
+            float *to = o + TY * r * p.o_i + TX * q * p.o_j;
+            *to = p.sum_into ? *to + sum[r][q] : sum[r][q];
+          }
     }
-  }
-  copy_async_wait<0>();
+    clear();
+  };
+  run_ring<STAGES>(load_task, tasks, k_steps, locate, load, multiply, finish);
 }
 
 /// Dynamic shared memory of fma_ring_kernel<BM, BN, V> (bytes).

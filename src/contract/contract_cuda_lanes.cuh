@@ -121,14 +121,8 @@ __global__ void __launch_bounds__(WI *WJ * 32, 1)
   };
   clear();
 
-  if (load_task < tasks)
-    locate(load_task);
-  copy_ring<STAGES> stages;
-  auto more = [&] { return load_task < tasks; };
-  stages.start(more, load);
-  int64_t step = 0;
-  for (int64_t task = blockIdx.x; task < tasks;) {
-    const T *tile = ring + stages.next(more, load) * STAGE + lane;
+  auto multiply = [&](int stage) {
+    const T *tile = ring + stage * STAGE + lane;
 #pragma unroll
     for (int kk = 0; kk < KT; ++kk) {
       T a[TI], b[TJ];
@@ -144,26 +138,24 @@ __global__ void __launch_bounds__(WI *WJ * 32, 1)
         for (int q = 0; q < TJ; ++q)
           sum[r][q] += a[r] * b[q];
     }
-    if (++step == k_steps) {
-      int64_t c0, i0, j0;
-      split(task, c0, i0, j0);
-      const int64_t c = c0 + lane;
-      if (c < p.C) {
+  };
+  auto finish = [&](int64_t task, int) {
+    int64_t c0, i0, j0;
+    split(task, c0, i0, j0);
+    const int64_t c = c0 + lane;
+    if (c < p.C) {
 #pragma unroll
-        for (int r = 0; r < TI; ++r)
+      for (int r = 0; r < TI; ++r)
 #pragma unroll
-          for (int q = 0; q < TJ; ++q) {
-            const int64_t i = i0 + wi * TI + r, j = j0 + wj * TJ + q;
-            if (i < p.I && j < p.J)
-              store(p, out, c, i, j, sum[r][q]);
-          }
-      }
-      clear();
-      step = 0;
-      task += gridDim.x;
+        for (int q = 0; q < TJ; ++q) {
+          const int64_t i = i0 + wi * TI + r, j = j0 + wj * TJ + q;
+          if (i < p.I && j < p.J)
+            store(p, out, c, i, j, sum[r][q]);
+        }
     }
-  }
-  copy_async_wait<0>();
+    clear();
+  };
+  run_ring<STAGES>(load_task, tasks, k_steps, locate, load, multiply, finish);
 }
 
 /// Dynamic shared memory of lane_kernel<T, TI, TJ, WI, WJ, KT, STAGES> (bytes).

@@ -137,6 +137,34 @@ __device__ __forceinline__ void next_copy_step(int64_t &step, int64_t steps, int
   }
 }
 
+/// Drives a ring kernel (mma_kernel, mma_left_kernel, lane_kernel,
+/// fma_ring_kernel) over its block's tasks, gridDim.x apart: plans the first
+/// task's copies (`first(task)`), starts the ring, calls `multiply(stage)`
+/// for each of a task's k_steps ring stages and, after its last,
+/// `finish(task, stage)`; then waits for the copies still in flight.
+/// `load(stage)` moves load_task on (next_copy_step).
+template <int STAGES, typename First, typename Load, typename Multiply, typename Finish>
+__device__ __forceinline__ void run_ring(int64_t &load_task, int64_t tasks, int64_t k_steps,
+                                         First first, Load load, Multiply multiply,
+                                         Finish finish) {
+  if (load_task < tasks)
+    first(load_task);
+  copy_ring<STAGES> stages;
+  auto more = [&] { return load_task < tasks; };
+  stages.start(more, load);
+  int64_t step = 0;
+  for (int64_t task = blockIdx.x; task < tasks;) {
+    const int stage = stages.next(more, load);
+    multiply(stage);
+    if (++step == k_steps) {
+      finish(task, stage);
+      step = 0;
+      task += gridDim.x;
+    }
+  }
+  copy_async_wait<0>();
+}
+
 /// Zeros a warp's 16MB x 8NB accumulators (mma_kernel's, warp_product's).
 template <int NB, int MB>
 __device__ __forceinline__ void clear_piece(double (&acc)[MB][NB][4]) {
@@ -288,16 +316,11 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
     }
   };
 
-  if (load_task < tasks) {
-    locate(load_task);
-    find_slots(load_task);
-  }
-  copy_ring<STAGES> stages;
-  auto more = [&] { return load_task < tasks; };
-  stages.start(more, load);
-  int64_t step = 0;
-  for (int64_t task = blockIdx.x; task < tasks;) {
-    const int stage = stages.next(more, load);
+  auto first = [&](int64_t task) {
+    locate(task);
+    find_slots(task);
+  };
+  auto multiply = [&](int stage) {
     const double *a_tile = ring + stage * TILE, *b_tile = a_tile + BM * LD;
 #pragma unroll
     for (int k16 = 0; k16 < KT; k16 += 16) {
@@ -324,33 +347,30 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
           mma_16x8x16(acc[m][n], a, b[n]);
       }
     }
-
-    if (++step == k_steps) {
-      int64_t c, i0, j0;
-      split(task, c, i0, j0);
-      const int rows = (int)min((int64_t)BM, p.I - i0), cols = (int)min((int64_t)BN, p.J - j0);
-      double *o = out + c * p.o_c + i0 * p.o_i + j0 * p.o_j;
+  };
+  auto finish = [&](int64_t task, int) {
+    int64_t c, i0, j0;
+    split(task, c, i0, j0);
+    const int rows = (int)min((int64_t)BM, p.I - i0), cols = (int)min((int64_t)BN, p.J - j0);
+    double *o = out + c * p.o_c + i0 * p.o_i + j0 * p.o_j;
 #pragma unroll
-      for (int m = 0; m < FM; ++m)
+    for (int m = 0; m < FM; ++m)
 #pragma unroll
-        for (int n = 0; n < FN; ++n)
+      for (int n = 0; n < FN; ++n)
 #pragma unroll
-          for (int v = 0; v < 4; ++v) {
-            const int i = wm * FM * 16 + m * 16 + 8 * (v / 2) + group;
-            const int j = wn * FN * 8 + n * 8 + 2 * member + v % 2;
-            if (i < rows && j < cols) {
-              double *to = o + i * p.o_i + j * p.o_j;
-              *to = p.sum_into ? *to + acc[m][n][v] : acc[m][n][v];
-            }
-            acc[m][n][v] = 0;
+        for (int v = 0; v < 4; ++v) {
+          const int i = wm * FM * 16 + m * 16 + 8 * (v / 2) + group;
+          const int j = wn * FN * 8 + n * 8 + 2 * member + v % 2;
+          if (i < rows && j < cols) {
+            double *to = o + i * p.o_i + j * p.o_j;
+            *to = p.sum_into ? *to + acc[m][n][v] : acc[m][n][v];
           }
-      step = 0;
-      task += gridDim.x;
-      if (task < tasks)
-        find_slots(task);
-    }
-  }
-  copy_async_wait<0>();
+          acc[m][n][v] = 0;
+        }
+    if (task + gridDim.x < tasks)
+      find_slots(task + gridDim.x);
+  };
+  run_ring<STAGES>(load_task, tasks, k_steps, first, load, multiply, finish);
 }
 
 /// Dynamic shared memory of mma_kernel<WM, WN, FM, FN, KT, STAGES, SHIFT> (bytes).

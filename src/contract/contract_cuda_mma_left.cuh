@@ -150,56 +150,47 @@ __global__ void __launch_bounds__(G * 32, 1)
   double acc[FM][FN][4];
   clear_piece(acc);
 
-  if (load_task < tasks)
-    locate(load_task);
-  copy_ring<STAGES> stages;
-  auto more = [&] { return load_task < tasks; };
-  stages.start(more, load);
-  int64_t step = 0;
-  for (int64_t task = blockIdx.x; task < tasks;) {
-    const double *tile = ring + stages.next(more, load) * TILE;
+  auto multiply = [&](int stage) {
+    const double *tile = ring + stage * TILE;
     warp_product<false, false>(acc, tile, 16, a_row, tile, 16, b_row, piece, 0, KT / 16, 0);
-
-    if (++step == k_steps) {
-      // Every warp parks its cell's 16-row slice (rows past I, columns past
-      // J and cells past C too: never read) in the stage just multiplied,
-      // then the block writes the G cells' outputs; the next ring step syncs
-      // before it refills the stage.
-      double *finished = const_cast<double *>(tile);
-      int64_t c0, i0, j0;
-      split(task, c0, i0, j0);
-      const int rows = (int)min((int64_t)BM, p.I - i0), cols = (int)min((int64_t)BN, p.J - j0);
-      const int cell = threadIdx.x % G;
+  };
+  auto finish = [&](int64_t task, int stage) {
+    // Every warp parks its cell's 16-row slice (rows past I, columns past
+    // J and cells past C too: never read) in the stage just multiplied,
+    // then the block writes the G cells' outputs; the next ring step syncs
+    // before it refills the stage.
+    double *finished = ring + stage * TILE;
+    int64_t c0, i0, j0;
+    split(task, c0, i0, j0);
+    const int rows = (int)min((int64_t)BM, p.I - i0), cols = (int)min((int64_t)BN, p.J - j0);
+    const int cell = threadIdx.x % G;
 #pragma unroll
-      for (int m = 0; m < FM; ++m) {
-        __syncthreads(); // the stage is read (m = 0), or the last slice written
-        double *mine = finished + warp * OUT_PITCH;
+    for (int m = 0; m < FM; ++m) {
+      __syncthreads(); // the stage is read (m = 0), or the last slice written
+      double *mine = finished + warp * OUT_PITCH;
 #pragma unroll
-        for (int n = 0; n < FN; ++n)
+      for (int n = 0; n < FN; ++n)
 #pragma unroll
-          for (int h = 0; h < 2; ++h)
-            *reinterpret_cast<double2 *>(mine + (8 * h + group) * OUT_ROW + 8 * n + 2 * member) =
-                make_double2(acc[m][n][2 * h], acc[m][n][2 * h + 1]);
-        __syncthreads();
-        if (c0 + cell < p.C) {
-          double *o = out + (c0 + cell) * p.o_c + (i0 + 16 * m) * p.o_i + j0 * p.o_j;
-          const double *from = finished + cell * OUT_PITCH;
-          for (int e = threadIdx.x / G; e < 16 * BN; e += NT / G) {
-            const int i = e / BN, j = e % BN;
-            if (16 * m + i < rows && j < cols) {
-              double *to = o + i * p.o_i + j * p.o_j;
-              const double value = from[i * OUT_ROW + j];
-              *to = p.sum_into ? *to + value : value;
-            }
+        for (int h = 0; h < 2; ++h)
+          *reinterpret_cast<double2 *>(mine + (8 * h + group) * OUT_ROW + 8 * n + 2 * member) =
+              make_double2(acc[m][n][2 * h], acc[m][n][2 * h + 1]);
+      __syncthreads();
+      if (c0 + cell < p.C) {
+        double *o = out + (c0 + cell) * p.o_c + (i0 + 16 * m) * p.o_i + j0 * p.o_j;
+        const double *from = finished + cell * OUT_PITCH;
+        for (int e = threadIdx.x / G; e < 16 * BN; e += NT / G) {
+          const int i = e / BN, j = e % BN;
+          if (16 * m + i < rows && j < cols) {
+            double *to = o + i * p.o_i + j * p.o_j;
+            const double value = from[i * OUT_ROW + j];
+            *to = p.sum_into ? *to + value : value;
           }
         }
       }
-      clear_piece(acc);
-      step = 0;
-      task += gridDim.x;
     }
-  }
-  copy_async_wait<0>();
+    clear_piece(acc);
+  };
+  run_ring<STAGES>(load_task, tasks, k_steps, locate, load, multiply, finish);
 }
 
 /// Dynamic shared memory of mma_left_kernel<G, FM, FN, KT, LD, STAGES> (bytes).
