@@ -1,16 +1,13 @@
 /* contract_cuda_fma_ring: the float FieldField tile for layout right on the
  * FMA units (float has no tensor-core tile that keeps its precision): a
  * cp.async ring of k-contiguous rows feeding 4 x 4 sums a thread, batched
- * over cells. Private to
- * src/contract/contract_cuda.cu. */
+ * over cells. Private to src/contract/contract_cuda.cu. */
 #ifndef TC_CONTRACT_CUDA_FMA_RING_CUH
 #define TC_CONTRACT_CUDA_FMA_RING_CUH
 
 #include <cuda_runtime.h>
 
 #include <stdint.h>
-
-#include <type_traits>
 
 #include "contract_cuda_kernels.cuh"
 #include "contract_cuda_mma.cuh"
@@ -48,21 +45,20 @@ __host__ __device__ constexpr int fma_ring_stages(int BM, int BN) {
              : 4;
 }
 
-/// The FMA ring tile. A block of 256 threads takes G adjacent cells (a
-/// group, fma_ring_cells) and a BM x BN output tile of each; a cell's
-/// TY x TX threads keep 4 x 4 sums each (TY = BM / 4, TX = BN / 4, tx
-/// fastest), rows ty + TY r and columns tx + TX q, so that
-/// the threads of a quarter warp read at most two rows of A (broadcasts) and
-/// at most 8 different rows of B. The ring (copy_ring, STAGES deep, running
-/// across task boundaries) holds KT words of k of every row, copied V words
-/// a thread (16 bytes where every row is 16-byte aligned, K a multiple of 4;
-/// else 8, else 4); k past K is zeros; rows past I or J hold what follows
-/// them in the array, and nothing past its end is read (only outputs that
-/// are not written read those rows).
-/// Each 4 words of k a thread reads its 4 rows of A and 4 of B as 16-byte
-/// words for 64 fused multiply-adds; each sum runs over k in
-/// order. Tasks are (group, row tile, column tile), group-major, so blocks
-/// that run at once share the group's rows in L2.
+/// The FMA ring tile. A block of 256 threads takes G adjacent cells (a group,
+/// fma_ring_cells) and a BM x BN output tile of each; a cell's TY x TX threads
+/// keep 4 x 4 sums each (TY = BM / 4, TX = BN / 4, tx fastest), rows ty + TY r
+/// and columns tx + TX q, so that the threads of a quarter warp read at most
+/// two rows of A (broadcasts) and at most 8 different rows of B. The ring
+/// (run_ring, STAGES deep, running across task boundaries) holds KT words of k
+/// of every row, copied V words a thread (16 bytes where every row is 16-byte
+/// aligned, K a multiple of 4; else 8, else 4); k past K is zeros; rows past I
+/// or J hold what follows them in the array, and nothing past its end is read
+/// (only outputs that are not written read those rows). Each 4 words of k a
+/// thread reads its 4 rows of A and 4 of B as 16-byte words for 64 fused
+/// multiply-adds; each sum runs over k in order. Tasks are (group, row tile,
+/// column tile), group-major, so blocks that run at once share the group's rows
+/// in L2.
 template <int BM, int BN, int V>
 __global__ void __launch_bounds__(kFmaRingThreads, 2)
     fma_ring_kernel(tc_cuda_problem p, const float *__restrict__ A, const float *__restrict__ B,
@@ -82,7 +78,8 @@ __global__ void __launch_bounds__(kFmaRingThreads, 2)
   float *ring = reinterpret_cast<float *>(fma_ring_memory);
 
   // Task numbers fit 32 bits (fma_ring_fits).
-  const unsigned tiles_i = (unsigned)((p.I + BM - 1) / BM), tiles_j = (unsigned)((p.J + BN - 1) / BN);
+  const unsigned tiles_i = (unsigned)((p.I + BM - 1) / BM);
+  const unsigned tiles_j = (unsigned)((p.J + BN - 1) / BN);
   const unsigned per_group = tiles_i * tiles_j;
   const int64_t tasks = (p.C + G - 1) / G * per_group;
   const int64_t k_steps = (p.K + KT - 1) / KT;
