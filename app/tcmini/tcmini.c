@@ -220,18 +220,25 @@ static tc_err report_output(tc_report *report, const tc_output_stats *written) {
                               "GB/s");
 }
 
-/* The run after the deck is loaded. Every failure is agreed among the ranks
- * before it is returned, so no rank waits in a collective for a dead one.
- * Every second is timed into a phase (tc_timers.h), so that the phases add
- * up to the total. */
-static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers) {
-  MPI_Comm comm = MPI_COMM_WORLD;
-  tc_device *device = NULL;
-  tc_mesh *mesh = NULL;
-  tc_loop *loop = NULL;
-  tc_output *output = NULL;
-  tc_tuning *tuning = NULL;
+/* What a run holds from one stage to the next. */
+typedef struct {
+  tc_device *device;
+  tc_mesh *mesh;
+  tc_loop *loop;
+  tc_output *output;  /* NULL with output.path = none */
+  tc_tuning *tuning;  /* the deck's tuning file, until the loop has chosen */
+  bool has_ceilings;  /* the deck's roofline is on: ceilings measured */
+  tc_loop_ceilings ceilings;
+  double loop_seconds; /* the steps' wall time, slowest rank */
+} run_state;
 
+/* Opens the rank's device, reads the tuning file (before anything is built
+ * or written: a bad one costs nothing), records the run in the report and,
+ * with the roofline on, measures the loop's ceilings, every rank of a node
+ * at once. */
+static tc_err open_device(const tc_config *config, tc_report *report, tc_timers *timers,
+                          run_state *s) {
+  MPI_Comm comm = MPI_COMM_WORLD;
   int local_rank = 0, local_size = 1;
   tc_err err = tc_timer_start(timers, TC_PHASE_DEVICE);
   if (err == TC_SUCCESS)
@@ -244,124 +251,147 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
                                  .local_rank = local_rank,
                                  .local_size = local_size,
                                  .allow_gpu_sharing = config->gpu_sharing};
-    err = tc_device_create(&options, &device);
+    err = tc_device_create(&options, &s->device);
   }
   if (err == TC_SUCCESS)
     err = tc_timer_stop(timers, TC_PHASE_DEVICE);
   err = agree(timers, err);
   if (err == TC_SUCCESS)
     err = tc_timer_start(timers, TC_PHASE_DEVICE);
-  /* The tuning file, before anything is built or written: a bad one costs nothing. */
   if (err == TC_SUCCESS && tc_config_has_tuning(config)) {
-    err = tc_tuning_load_shared(comm, config->tuning, config->backend, tc_device_model(device),
-                                config->tuning_on_error == TC_TUNING_ON_ERROR_RULES, &tuning);
-    tc_report_set_tuning(report, config->tuning, tuning != NULL);
+    err = tc_tuning_load_shared(comm, config->tuning, config->backend, tc_device_model(s->device),
+                                config->tuning_on_error == TC_TUNING_ON_ERROR_RULES, &s->tuning);
+    tc_report_set_tuning(report, config->tuning, s->tuning != NULL);
   }
   if (err == TC_SUCCESS)
-    err = tc_report_set_run(report, config, tc_device_num_threads(device),
-                            tc_device_description(device));
+    err = tc_report_set_run(report, config, tc_device_num_threads(s->device),
+                            tc_device_description(s->device));
   if (err == TC_SUCCESS) /* threads beyond a rank's cores share them: warn */
     err = tc_report_set_cores(report, tc_device_host_cores(), stderr);
   if (err == TC_SUCCESS)
     err = tc_timer_stop(timers, TC_PHASE_DEVICE);
-  /* The ceilings of the loop's roofline, every rank of a node at once. */
-  tc_loop_ceilings ceilings;
   if (err == TC_SUCCESS && config->roofline) {
     err = tc_timer_start(timers, TC_PHASE_ROOFLINE);
     if (err == TC_SUCCESS)
-      err = tc_loop_measure_ceilings(device, local_size, &ceilings);
+      err = tc_loop_measure_ceilings(s->device, local_size, &s->ceilings);
     if (err == TC_SUCCESS)
       err = tc_timer_stop(timers, TC_PHASE_ROOFLINE);
     err = agree(timers, err);
+    s->has_ceilings = err == TC_SUCCESS;
   }
+  return err;
+}
+
+/* The rank's part of the mesh, the results file's checks (before any work)
+ * and the assembly loop with its workset. */
+static tc_err build(const tc_config *config, tc_report *report, tc_timers *timers,
+                    run_state *s) {
+  MPI_Comm comm = MPI_COMM_WORLD;
   tc_mesh_options mesh_options = {.distortion = config->distortion, .order = (int)config->order};
   memcpy(mesh_options.cells, config->cells, sizeof mesh_options.cells);
   memcpy(mesh_options.length, config->length, sizeof mesh_options.length);
+  tc_err err = tc_timer_start(timers, TC_PHASE_MESH);
   if (err == TC_SUCCESS)
-    err = tc_timer_start(timers, TC_PHASE_MESH);
-  if (err == TC_SUCCESS)
-    err = tc_mesh_create(comm, &mesh_options, &mesh);
+    err = tc_mesh_create(comm, &mesh_options, &s->mesh);
   if (err == TC_SUCCESS)
     err = tc_timer_stop(timers, TC_PHASE_MESH);
   if (err == TC_SUCCESS && strcmp(config->path, "none") != 0) {
-    err = tc_timer_start(timers, TC_PHASE_OUTPUT); /* the file's checks, before any work */
+    err = tc_timer_start(timers, TC_PHASE_OUTPUT);
     if (err == TC_SUCCESS)
-      err = tc_output_create(comm, config->path, config->overwrite, mesh, &output);
+      err = tc_output_create(comm, config->path, config->overwrite, s->mesh, &s->output);
     if (err == TC_SUCCESS)
       err = tc_timer_stop(timers, TC_PHASE_OUTPUT);
   }
-  if (err == TC_SUCCESS && output && tc_output_note(output)[0]) /* rank 0's, about the path */
-    fprintf(stderr, "tcmini: note: %s\n", tc_output_note(output));
+  if (err == TC_SUCCESS && s->output && tc_output_note(s->output)[0]) /* rank 0's, about the path */
+    fprintf(stderr, "tcmini: note: %s\n", tc_output_note(s->output));
   if (err == TC_SUCCESS)
-    err = agree(timers, tc_loop_create(config, mesh, device, tuning, timers, &loop));
-  tc_tuning_destroy(&tuning); /* the loop chose its variants */
+    err = agree(timers, tc_loop_create(config, s->mesh, s->device, s->tuning, timers, &s->loop));
+  tc_tuning_destroy(&s->tuning); /* the loop chose its variants */
   if (err == TC_SUCCESS)
-    err = tc_report_set_workset(report, tc_loop_batch_cells(loop), tc_loop_num_batches(loop),
-                                config->batch_cells == 0, tc_loop_batch_rule(loop));
+    err = tc_report_set_workset(report, tc_loop_batch_cells(s->loop), tc_loop_num_batches(s->loop),
+                                config->batch_cells == 0, tc_loop_batch_rule(s->loop));
+  return err;
+}
 
-  double loop_seconds = 0.0;
+/* The assembly steps, each agreed among the ranks (SIGINT and SIGTERM stop
+ * the run between steps), then the variants that ran, as the first step's
+ * probes left them. */
+static tc_err run_steps(const tc_config *config, tc_report *report, tc_timers *timers,
+                        run_state *s) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  tc_err err = TC_SUCCESS;
   tc_progress progress;
   tc_progress_start(&progress, config->progress, tc_rank(comm), config->steps);
   for (int64_t step = 0; step < config->steps && err == TC_SUCCESS; ++step) {
     tc_progress_step(&progress, step);
     double start = tc_wall_seconds();
-    tc_err local = tc_loop_step(loop, timers);
-    if (local == TC_SUCCESS) /* SIGINT/SIGTERM stop the run between steps */
+    tc_err local = tc_loop_step(s->loop, timers);
+    if (local == TC_SUCCESS)
       local = tc_signals_check();
     err = agree(timers, local);
-    loop_seconds += tc_wall_seconds() - start;
+    s->loop_seconds += tc_wall_seconds() - start;
   }
   tc_progress_finish(&progress);
-  if (loop)
-    tc_report_set_replay(report, tc_loop_replay_note(loop));
+  tc_report_set_replay(report, tc_loop_replay_note(s->loop));
   if (err == TC_SUCCESS) {
     err = tc_timer_start(timers, TC_PHASE_WAIT);
     if (err == TC_SUCCESS)
-      err = tc_allreduce_max_double(comm, &loop_seconds, 1);
+      err = tc_allreduce_max_double(comm, &s->loop_seconds, 1);
     if (err == TC_SUCCESS)
       err = tc_timer_stop(timers, TC_PHASE_WAIT);
   }
-  /* the variants that ran, as the first step's probes left them */
-  if (err == TC_SUCCESS)
-    for (int k = 0; k < TC_KERNEL_COUNT; ++k)
-      if (config->kernels[k] && !tc_loop_kernel_fused(loop, k) && err == TC_SUCCESS) {
-        err = tc_report_set_variant(report, k, tc_loop_variant(loop, k));
-        if (err == TC_SUCCESS)
-          err = tc_report_set_variant_choice(report, k, tc_loop_variant_choice(loop, k));
-      }
-  /* The checks read the results, the assembled matrices included, and the
-   * output the vectors and the element matrices: on a GPU these come to the
-   * host once, here, outside the loop's time (in the copy_back phase). */
-  const bool checks_on = tc_config_checks_enabled(config);
-  const bool matrices_read = checks_on || (output && config->element_matrices);
-  if (err == TC_SUCCESS && (checks_on || output))
-    err = agree(timers, tc_loop_finish(loop, timers, matrices_read));
+  for (int k = 0; k < TC_KERNEL_COUNT && err == TC_SUCCESS; ++k)
+    if (config->kernels[k] && !tc_loop_kernel_fused(s->loop, k)) {
+      err = tc_report_set_variant(report, k, tc_loop_variant(s->loop, k));
+      if (err == TC_SUCCESS)
+        err = tc_report_set_variant_choice(report, k, tc_loop_variant_choice(s->loop, k));
+    }
+  return err;
+}
 
+/* The checks read the results, the assembled matrices included, and the
+ * output the vectors and the element matrices: on a GPU these come to the
+ * host once, here, outside the loop's time (in the copy_back phase); then
+ * the checks run and their results and the results' sums go to the report. */
+static tc_err check(const tc_config *config, tc_report *report, tc_timers *timers,
+                    run_state *s) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const bool checks_on = tc_config_checks_enabled(config);
+  const bool matrices_read = checks_on || (s->output && config->element_matrices);
+  tc_err err = TC_SUCCESS;
+  if (checks_on || s->output)
+    err = agree(timers, tc_loop_finish(s->loop, timers, matrices_read));
   if (err == TC_SUCCESS && checks_on) {
     tc_check_list checks;
     err = tc_timer_start(timers, TC_PHASE_CHECKS);
     if (err == TC_SUCCESS)
-      err = tc_parallel_agree(comm, tc_checks_run(config, mesh, loop, &checks));
+      err = tc_parallel_agree(comm, tc_checks_run(config, s->mesh, s->loop, &checks));
     if (err == TC_SUCCESS) /* the sums and norms a regression compares */
-      err = tc_parallel_agree(comm, report_results(report, mesh, loop));
+      err = tc_parallel_agree(comm, report_results(report, s->mesh, s->loop));
     if (err == TC_SUCCESS)
       err = report_checks(report, &checks);
     if (err == TC_SUCCESS)
       err = tc_timer_stop(timers, TC_PHASE_CHECKS);
   }
+  return err;
+}
 
-  /* The results file is written with the phase times as they stand; once
-   * output and total are final, its phase table is rewritten. */
+/* The results file, written with the phase times as they stand; once output
+ * and total are final, its phase table is rewritten and the figures, the
+ * loop's roofline and the report are written. No results file after a
+ * signal. */
+static tc_err write_results(const tc_config *config, tc_report *report, tc_timers *timers,
+                            run_state *s) {
+  MPI_Comm comm = MPI_COMM_WORLD;
   tc_phase_stats stats[TC_PHASE_COUNT];
-  if (err == TC_SUCCESS) /* no results file after a signal */
-    err = agree(timers, tc_signals_check());
-  if (err == TC_SUCCESS && output) {
+  tc_err err = agree(timers, tc_signals_check());
+  if (err == TC_SUCCESS && s->output) {
     tc_output_stats written;
     err = tc_timer_start(timers, TC_PHASE_OUTPUT);
     if (err == TC_SUCCESS)
       err = tc_timers_reduce(comm, timers, stats);
     if (err == TC_SUCCESS)
-      err = write_output(output, config, loop, report, stats, &written);
+      err = write_output(s->output, config, s->loop, report, stats, &written);
     if (err == TC_SUCCESS)
       err = tc_timer_stop(timers, TC_PHASE_OUTPUT);
     if (err == TC_SUCCESS)
@@ -371,26 +401,43 @@ static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers)
     err = tc_timer_stop(timers, TC_PHASE_TOTAL);
   if (err == TC_SUCCESS)
     err = tc_timers_reduce(comm, timers, stats);
-  if (err == TC_SUCCESS && output) {
+  if (err == TC_SUCCESS && s->output) {
     tc_output_phase phases[TC_PHASE_COUNT];
     output_phases(stats, phases);
-    err = tc_output_update_phases(output, phases, TC_PHASE_COUNT);
+    err = tc_output_update_phases(s->output, phases, TC_PHASE_COUNT);
   }
   if (err == TC_SUCCESS) {
     tc_report_set_times(report, stats);
-    err = report_figures(report, config, loop, stats, loop_seconds);
+    err = report_figures(report, config, s->loop, stats, s->loop_seconds);
   }
   if (err == TC_SUCCESS)
-    err = report_roofline(report, config, loop, stats, loop_seconds,
-                          config->roofline ? &ceilings : NULL);
+    err = report_roofline(report, config, s->loop, stats, s->loop_seconds,
+                          s->has_ceilings ? &s->ceilings : NULL);
   if (err == TC_SUCCESS)
     err = tc_report_write(report, config->report);
+  return err;
+}
 
-  tc_tuning_destroy(&tuning);
-  tc_output_destroy(&output);
-  tc_loop_destroy(&loop);
-  tc_mesh_destroy(&mesh);
-  tc_device_destroy(&device);
+/* The run after the deck is loaded, stage by stage. Every failure is agreed
+ * among the ranks before it is returned, so no rank waits in a collective
+ * for a dead one. Every second is timed into a phase (tc_timers.h), so that
+ * the phases add up to the total. */
+static tc_err run(const tc_config *config, tc_report *report, tc_timers *timers) {
+  run_state s = {0};
+  tc_err err = open_device(config, report, timers, &s);
+  if (err == TC_SUCCESS)
+    err = build(config, report, timers, &s);
+  if (err == TC_SUCCESS)
+    err = run_steps(config, report, timers, &s);
+  if (err == TC_SUCCESS)
+    err = check(config, report, timers, &s);
+  if (err == TC_SUCCESS)
+    err = write_results(config, report, timers, &s);
+  tc_tuning_destroy(&s.tuning);
+  tc_output_destroy(&s.output);
+  tc_loop_destroy(&s.loop);
+  tc_mesh_destroy(&s.mesh);
+  tc_device_destroy(&s.device);
   return err;
 }
 
