@@ -227,8 +227,7 @@ typedef struct {
   tc_loop *loop;
   tc_output *output;  /* NULL with output.path = none */
   tc_tuning *tuning;  /* the deck's tuning file, until the loop has chosen */
-  bool has_ceilings;  /* the deck's roofline is on: ceilings measured */
-  tc_loop_ceilings ceilings;
+  tc_loop_ceilings ceilings; /* measured where the deck's roofline is on */
   double loop_seconds; /* the steps' wall time, slowest rank */
 } run_state;
 
@@ -277,7 +276,6 @@ static tc_err open_device(const tc_config *config, tc_report *report, tc_timers 
     if (err == TC_SUCCESS)
       err = tc_timer_stop(timers, TC_PHASE_ROOFLINE);
     err = agree(timers, err);
-    s->has_ceilings = err == TC_SUCCESS;
   }
   return err;
 }
@@ -412,7 +410,7 @@ static tc_err write_results(const tc_config *config, tc_report *report, tc_timer
   }
   if (err == TC_SUCCESS)
     err = report_roofline(report, config, s->loop, stats, s->loop_seconds,
-                          s->has_ceilings ? &s->ceilings : NULL);
+                          config->roofline ? &s->ceilings : NULL);
   if (err == TC_SUCCESS)
     err = tc_report_write(report, config->report);
   return err;
