@@ -390,6 +390,9 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       // (8-cell groups).
       {TC_FIELD_FIELD_SCALAR, 7, 33, 40, 20, 1, 1},   {TC_FIELD_FIELD_TENSOR, 13, 17, 40, 5, 3, 3},
       {TC_FIELD_FIELD_TENSOR, 9, 70, 130, 19, 3, 3},  {TC_FIELD_FIELD_SCALAR, 11, 65, 64, 300, 1, 1},
+      // Float layout left's lane tile: groups of 32 cells copied in 16-byte
+      // (C a multiple of 4) and 8-byte (C even) pieces, ragged last groups.
+      {TC_FIELD_FIELD_TENSOR, 68, 20, 24, 9, 3, 3},   {TC_FIELD_FIELD_SCALAR, 66, 33, 18, 40, 1, 1},
       {TC_DATA_FIELD_SCALAR, 33, 7, 1, 5, 1, 1},       {TC_DATA_FIELD_SCALAR, 9, 13, 1, 100, 1, 1},
       {TC_DATA_FIELD_VECTOR, 21, 8, 1, 3, 3, 1},       {TC_DATA_FIELD_VECTOR, 5, 5, 1, 40, 3, 1},
       {TC_DATA_FIELD_TENSOR, 17, 6, 1, 2, 2, 3},       {TC_DATA_FIELD_TENSOR, 3, 9, 1, 27, 3, 3},
