@@ -36,6 +36,9 @@ constexpr int64_t kStagedMaxLength = 2048;
 constexpr int64_t kMaxTeam = 1024;
 /// AUTO's thresholds (see cuda_choose).
 constexpr int64_t kFlatFieldFieldMaxLength = 24;
+/// Fields of the larger side from which double FieldField products with at
+/// most 8 fields on the other side run cuBLAS (see cuda_choose).
+constexpr int64_t kVendorMinFields = 16;
 constexpr int64_t kFlatDataFieldMaxLength = 8;
 constexpr int64_t kLongContraction = 1024;
 constexpr int64_t kLongDataFieldLeft = 1536;
@@ -541,17 +544,22 @@ tc_variant cuda_choose(const tc_contraction *s) {
   const int64_t K = tc_contraction_length(s);
   const bool single = s->precision == TC_FLOAT, right = s->layout == TC_LAYOUT_RIGHT;
   // FieldField: shared-memory tiles win but for short sums (K <= 24) on
-  // 8 x 8 matrices in layout left (FLAT's cell-grouped order) and in float.
-  // TC_VARIANT_VENDOR (cuBLAS) is a candidate like the others: a rule here
-  // that returns it for a class of shapes runs cuBLAS there, as a tuning
-  // file's entry does per device. No rule takes it yet: the figures of
-  // `tcmini-bench --backend cuda --sweep` decide where it wins
-  // (docs/tuning.md).
-  if (tc_kernel_is_field_field(s->kernel))
-    return std::min(s->num_left_fields, s->num_right_fields) <= 8 &&
-                   K <= kFlatFieldFieldMaxLength && (single || !right)
-               ? TC_VARIANT_FLAT
-               : TC_VARIANT_TILING;
+  // 8 x 8 matrices in layout left (FLAT's cell-grouped order) and in float,
+  // and for double products of at most 8 rows by at least 16 with longer
+  // sums in layout right, where the tensor-core tiles do not apply and the
+  // FMA tile took 1.2-2.4 times cuBLAS's time on every kernel of 7 random
+  // shapes of that class (H200, docs/measurements/contract-cuda.md): there
+  // TC_VARIANT_VENDOR runs, as a tuning file's entry would make it run.
+  if (tc_kernel_is_field_field(s->kernel)) {
+    const int64_t fewer = std::min(s->num_left_fields, s->num_right_fields);
+    const int64_t more = std::max(s->num_left_fields, s->num_right_fields);
+    if (fewer <= 8 && K <= kFlatFieldFieldMaxLength && (single || !right))
+      return TC_VARIANT_FLAT;
+    if (!single && right && fewer <= 8 && more >= kVendorMinFields &&
+        K > kFlatFieldFieldMaxLength && cuda_supports(s, TC_VARIANT_VENDOR))
+      return TC_VARIANT_VENDOR;
+    return TC_VARIANT_TILING;
+  }
   const bool data_field = tc_kernel_is_data_field(s->kernel);
   // Cell index fastest: one thread per entry reads coalesced words; for long
   // double sums a team per contraction (its warps still reading adjacent

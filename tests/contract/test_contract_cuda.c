@@ -342,6 +342,34 @@ static tc_err check_vendor(tc_device *dev, tally *t) {
   summed.sum_into = true;
   TC_CALL(tc_contract_choose(cuda, NULL, &summed, TC_VARIANT_AUTO, &resolved, &source));
   tally_check(t, source == TC_CHOICE_RULE, "sum_into is never probed", 0);
+  // The rules' vendor class: double, layout right, at most 8 fields by at
+  // least 16, K past FLAT's; not float, not 8 x 8, not short sums, and the
+  // vendor's result there matches the reference.
+  tc_contract_set_probe(false);
+  tc_contraction narrow = {.kernel = TC_FIELD_FIELD_TENSOR, .num_cells = 21,
+                           .num_left_fields = 40, .num_right_fields = 5, .num_points = 4,
+                           .dim1 = 3, .dim2 = 3, .layout = TC_LAYOUT_RIGHT,
+                           .precision = TC_DOUBLE};
+  TC_CALL(tc_contract_choose(cuda, NULL, &narrow, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_VENDOR, "rules: double 40 x 5 runs the vendor", 0);
+  TC_CALL(vendor_run(dev, NULL, narrow, TC_VARIANT_AUTO, 17, &rel));
+  tally_check(t, rel <= 1e-13, "rules: the vendor's 40 x 5 result", rel);
+  tc_contraction other = narrow;
+  other.precision = TC_FLOAT;
+  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_TILING, "rules: float 40 x 5 runs the tile", 0);
+  other = narrow;
+  other.num_left_fields = 8;
+  other.num_right_fields = 8;
+  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_TILING, "rules: double 8 x 8 runs the tile", 0);
+  other = narrow;
+  other.kernel = TC_FIELD_FIELD_SCALAR;
+  other.dim1 = other.dim2 = 1;
+  other.num_points = 20;
+  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_TILING, "rules: double 40 x 5, K = 20 runs the tile", 0);
+  tc_contract_set_probe(true);
   return TC_SUCCESS;
 }
 
