@@ -26,10 +26,10 @@ namespace tc_cuda {
 /// 16 where each run is 16-byte aligned (C a multiple of 16 / sizeof(T) and
 /// aligned arrays), else 8 where runs are 8-byte aligned, else a word
 /// (lane_launch picks W); k past K, rows past I or J and cells past C are
-/// zeros. A
-/// warp's reads of a (k, row) are then the 32 words of one run (one
-/// wavefront for float, two for double), and its writes of an output
-/// (row, column) are a run of 32 cells in the output.
+/// zeros. A warp's reads of a (k, row) are then the 32 words of one run
+/// (one wavefront for float, two for double), and its writes of an
+/// output (row, column) are a run of 32 cells in the output, adjacent
+/// cells in adjacent words.
 /// Tasks are (group, row tile, column tile), group-major, so blocks that
 /// run at once share the group's rows in L2.
 template <typename T, int TI, int TJ, int WI, int WJ, int KT, int STAGES, int W>
