@@ -140,16 +140,63 @@ __host__ __device__ constexpr int unweighted_of(int input) {
   return -1;
 }
 
+/// Components a node of input `input` interpolates: u(x_a) for u_h and
+/// grad u_h (1), w(x_a) for eps(w_h) (3), none for the others (0); a
+/// weighted input as its partner.
+__host__ __device__ constexpr int nodal_components(int input) {
+  const int base = unweighted_of(input) >= 0 ? unweighted_of(input) : input;
+  return base == TC_INPUT_FIELD_U || base == TC_INPUT_GRADIENT_U ? 1
+         : base == TC_INPUT_STRAIN_W                            ? 3
+                                                                : 0;
+}
+
+/// Whether input_right can build input `input` in slabs (the values and
+/// their weighted partner, shape (C, F, P); a slab: one basis function at
+/// every point).
+__host__ __device__ constexpr bool has_slabs(int input) {
+  return input == TC_INPUT_VALUES || input == TC_INPUT_WEIGHTED_VALUES;
+}
+
+/// Where input_entry takes a cell's nodal values of u or w from: component
+/// i of node a at values[(a * components + i) * stride], computed once a
+/// tile by input_right; values null: computed at each entry from the
+/// node's position (the same arithmetic, so the same values).
+struct nodal_view {
+  const double *values;
+  int stride;
+};
+
+__device__ double nodal_u(const geometry_view &g, const tc_physics_fields &f, nodal_view nodal,
+                          int64_t c, int a) {
+  if (nodal.values)
+    return nodal.values[a * nodal.stride];
+  double x[3];
+  node_position(g, c, a, x);
+  return tc_physics_field_u(&f, x);
+}
+
+__device__ void nodal_w(const geometry_view &g, const tc_physics_fields &f, nodal_view nodal,
+                        int64_t c, int a, double w[3]) {
+  if (nodal.values) {
+    for (int i = 0; i < 3; ++i)
+      w[i] = nodal.values[(a * 3 + i) * nodal.stride];
+    return;
+  }
+  double x[3];
+  node_position(g, c, a, x);
+  tc_physics_field_w(&f, x, w);
+}
+
 /// The d1 x d2 values of entry (c, i1, i2) of input Input, row-major; a
 /// weighted input is its partner's entry made by weighted_entry.
 template <int Input>
 __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, int64_t c,
-                            int64_t i1, int64_t i2, double v[9]) {
+                            int64_t i1, int64_t i2, double v[9], nodal_view nodal = {}) {
   const int64_t P = g.num_points;
   const int F = g.num_fields;
   if constexpr (unweighted_of(Input) >= 0) {
     double unweighted[9];
-    input_entry<unweighted_of(Input)>(g, f, c, i1, i2, unweighted);
+    input_entry<unweighted_of(Input)>(g, f, c, i1, i2, unweighted, nodal);
     weighted_entry<unweighted_of(Input)>(g, f, c, i1, i2, unweighted, v);
   } else if constexpr (Input == TC_INPUT_VALUES) {
     v[0] = g.ref_values[i1 * P + i2];
@@ -167,11 +214,8 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
   } else if constexpr (Input == TC_INPUT_FIELD_U) {
     const int64_t q = i1;
     double u = 0.0;
-    for (int a = 0; a < F; ++a) {
-      double x[3];
-      node_position(g, c, a, x);
-      u += tc_physics_field_u(&f, x) * g.ref_values[a * P + q];
-    }
+    for (int a = 0; a < F; ++a)
+      u += nodal_u(g, f, nodal, c, a) * g.ref_values[a * P + q];
     v[0] = u;
   } else if constexpr (Input == TC_INPUT_GRADIENT_U_CELL) {
     for (int d = 0; d < 3; ++d)
@@ -181,10 +225,9 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
     double inv[9], sum[3] = {0.0, 0.0, 0.0};
     load_inverse(g, c, q, inv);
     for (int a = 0; a < F; ++a) {
-      double x[3], grad[3];
-      node_position(g, c, a, x);
+      double grad[3];
       physical_gradient(g, inv, a, q, 1.0, grad);
-      const double u = tc_physics_field_u(&f, x);
+      const double u = nodal_u(g, f, nodal, c, a);
       for (int d = 0; d < 3; ++d)
         sum[d] += u * grad[d];
     }
@@ -195,9 +238,8 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
     double inv[9], H[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     load_inverse(g, c, q, inv);
     for (int a = 0; a < F; ++a) {
-      double x[3], w[3], grad[3];
-      node_position(g, c, a, x);
-      tc_physics_field_w(&f, x, w);
+      double w[3], grad[3];
+      nodal_w(g, f, nodal, c, a, w);
       physical_gradient(g, inv, a, q, 1.0, grad);
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
@@ -273,6 +315,14 @@ __device__ void input_left(const geometry_view &g, const tc_physics_fields &f, i
 /// GPU fewer than kRightWaves blocks an SM: 1,024 Q1 cells make 32 tiles
 /// of 32 cells an input (times its runs), a third of an H100's SMs.
 constexpr int kRightTileWords = 4608;
+/// Nodal values of u or w a layout-right tile stages for its cells (the
+/// per-point inputs interpolate them at every point; computed at each
+/// point, their node positions took 24 loads an entry, Q1): 32 Q1 cells'
+/// or 8 Q2 cells' w, or any tile's u. Larger tiles compute them at each
+/// entry, and so do small worksets, whose batches run in flight and count
+/// their latency (the staging adds a round trip to memory before the
+/// entries' own).
+constexpr int kRightNodalWords = 864;
 constexpr int64_t kRightLongCell = 8192;
 constexpr int64_t kRightWaves = 2;
 
@@ -283,11 +333,19 @@ __host__ __device__ constexpr int right_cell_words(int cells, bool paired) {
   return paired ? (kRightTileWords / cells / 2 - 1) / 2 * 2 : kRightTileWords / cells;
 }
 
+/// Entries of a cell a layout-right tile holds: `entries` (what the cell's
+/// share of the tile holds) or, in slabs, as many whole slabs (every point
+/// i2 of consecutive i1) as fit.
+__host__ __device__ int64_t right_span(int64_t entries, bool slabs, input_shape s) {
+  return slabs ? entries / s.m2 * s.m2 : entries;
+}
+
 /// Tiles of `cells_per_tile` cells input_right takes for an input of
 /// shape s.
-int64_t right_tiles(int64_t cells, int cells_per_tile, int words, bool paired, input_shape s) {
-  const int64_t entries = right_cell_words(cells_per_tile, paired) / words;
-  return (cells + cells_per_tile - 1) / cells_per_tile * ((s.m1 * s.m2 + entries - 1) / entries);
+int64_t right_tiles(int64_t cells, int cells_per_tile, int words, bool paired, bool slabs,
+                    input_shape s) {
+  const int64_t span = right_span(right_cell_words(cells_per_tile, paired) / words, slabs, s);
+  return (cells + cells_per_tile - 1) / cells_per_tile * ((s.m1 * s.m2 + span - 1) / span);
 }
 
 /// Layout right: a block computes a tile of Cells cells by kRightTileWords /
@@ -302,31 +360,87 @@ int64_t right_tiles(int64_t cells, int cells_per_tile, int words, bool paired, i
 /// d1 d2 words apart: the mini-app's inputs took 2.7x (Q1) and 3.2x (Q2) as
 /// long as in layout left on an H200, docs/cuda.md.) Paired: the entries of
 /// Input's weighted partner go through a second tile to `weighted`.
+/// In slabs (has_slabs), a tile holds whole slabs and a thread takes one
+/// (cell, point) through the tile's basis functions: no division an entry,
+/// the point's measure read once (values and weighted values of 274,895
+/// Q1 cells 0.31 ms against 0.36 entry by entry, H200). The gradients in
+/// slabs (each inverse Jacobian read once a tile rather than once an entry)
+/// took 1.47 ms against 1.23 entry by entry, and are built entry by entry.
+/// stage_nodal: the per-point inputs' tiles stage their cells' nodal values
+/// in nodal_store (kRightNodalWords; null: none).
 template <typename Real, int Input, int Cells, bool Paired>
 __device__ void input_right(const geometry_view &g, const tc_physics_fields &f, int64_t cells,
-                            input_shape s, Real *__restrict__ out, Real *__restrict__ weighted,
-                            unsigned block, unsigned blocks, Real *tile) {
+                            input_shape s, bool slabs, bool stage_nodal,
+                            Real *__restrict__ out, Real *__restrict__ weighted, unsigned block,
+                            unsigned blocks, Real *tile, double *nodal_store) {
   constexpr int words = tensor_d1(Input) * tensor_d2(Input);
   constexpr int cell_words = right_cell_words(Cells, Paired), entries = cell_words / words;
   constexpr int pitch = cell_words + 1; // odd, so that the cells fall in distinct banks
   Real *const weighted_tile = tile + Cells * pitch;
   const int64_t per_cell = s.m1 * s.m2;
   const int64_t cell_tiles = (cells + Cells - 1) / Cells;
-  const int64_t entry_tiles = (per_cell + entries - 1) / entries;
+  const int64_t span = right_span(entries, slabs, s);
+  const int64_t entry_tiles = (per_cell + span - 1) / span;
   const int64_t tiles = cell_tiles * entry_tiles;
   const int lane = threadIdx.x % Cells, row = threadIdx.x / Cells, rows = blockDim.x / Cells;
   const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int m2 = (int)s.m2;
+  constexpr int components = nodal_components(Input);
+  const int nodal_words = Cells * g.num_fields * components;
+  const nodal_view nodal = {
+      components > 0 && stage_nodal && nodal_store && nodal_words <= kRightNodalWords
+          ? nodal_store + lane
+          : nullptr,
+      Cells};
   for (int64_t t = block; t < tiles; t += blocks) {
-    const int64_t c0 = (t / entry_tiles) * Cells, e0 = (t % entry_tiles) * entries;
+    const int64_t c0 = (t / entry_tiles) * Cells, e0 = (t % entry_tiles) * span;
     const int tile_cells = (int)(cells - c0 < Cells ? cells - c0 : Cells);
-    const int tile_entries = (int)(per_cell - e0 < entries ? per_cell - e0 : entries);
-    if (lane < tile_cells)
+    const int tile_entries = (int)(per_cell - e0 < span ? per_cell - e0 : span);
+    if constexpr (components > 0)
+      if (nodal.values) {
+        /* component i of node a of cell `cell` at
+         * nodal_store[(a * components + i) * Cells + cell] */
+        for (int k = threadIdx.x; k < Cells * g.num_fields; k += blockDim.x) {
+          const int cell = k % Cells, a = k / Cells;
+          if (cell >= tile_cells)
+            continue;
+          const nodal_view computed = {nullptr, 0};
+          if constexpr (components == 1) {
+            nodal_store[a * Cells + cell] = nodal_u(g, f, computed, c0 + cell, a);
+          } else {
+            double w[3];
+            nodal_w(g, f, computed, c0 + cell, a, w);
+            for (int i = 0; i < 3; ++i)
+              nodal_store[(a * 3 + i) * Cells + cell] = w[i];
+          }
+        }
+        __syncthreads();
+      }
+    if (has_slabs(Input) && slabs) {
+      const int first = (int)(e0 / m2), count = tile_entries / m2;
+      if (lane < tile_cells)
+        for (int q = row; q < m2; q += rows) {
+#pragma unroll 1
+          for (int k = 0; k < count; ++k) {
+            const int e = k * m2 + q;
+            double v[9], w[9];
+            input_entry<Input>(g, f, c0 + lane, first + k, q, v);
+            if constexpr (Paired)
+              weighted_entry<Input>(g, f, c0 + lane, first + k, q, v, w);
+#pragma unroll
+            for (int word = 0; word < words; ++word) {
+              tile[lane * pitch + e * words + word] = (Real)v[word];
+              if constexpr (Paired)
+                weighted_tile[lane * pitch + e * words + word] = (Real)w[word];
+            }
+          }
+        }
+    } else if (lane < tile_cells)
       for (int e = row; e < tile_entries; e += rows) {
         /* 32-bit: a cell's entries are far fewer than 2^31 */
         const int entry = (int)e0 + e, i1 = entry / m2, i2 = entry - i1 * m2;
         double v[9], w[9];
-        input_entry<Input>(g, f, c0 + lane, i1, i2, v);
+        input_entry<Input>(g, f, c0 + lane, i1, i2, v, nodal);
         if constexpr (Paired)
           weighted_entry<Input>(g, f, c0 + lane, i1, i2, v, w);
 #pragma unroll
@@ -353,10 +467,11 @@ __device__ void input_right(const geometry_view &g, const tc_physics_fields &f, 
 }
 
 /// One input of a launch (inputs_kernel): which, its shape, the cells of a
-/// layout-right tile, its blocks and output, and the output of its weighted
-/// partner where that is built with it (else null).
+/// layout-right tile and whether it is built in slabs and stages nodal
+/// values (input_right), its blocks and output, and the output of its
+/// weighted partner where that is built with it (else null).
 struct input_task {
-  int input, tile_cells;
+  int input, tile_cells, slabs, stage_nodal;
   input_shape shape;
   unsigned first_block, blocks;
   void *output, *weighted;
@@ -370,52 +485,56 @@ struct input_launch {
 /// block's share of it.
 template <typename Real, bool Left, int Input, bool Paired>
 __device__ void input_body(const geometry_view &g, const tc_physics_fields &f,
-                           const input_task &t, unsigned block, Real *tile) {
+                           const input_task &t, unsigned block, Real *tile, double *nodal) {
   Real *out = (Real *)t.output, *weighted = (Real *)t.weighted;
   if constexpr (Left)
     input_left<Real, Input, Paired>(g, f, g.cells, t.shape, out, weighted, block, t.blocks);
   else if (t.tile_cells == 8)
-    input_right<Real, Input, 8, Paired>(g, f, g.cells, t.shape, out, weighted, block, t.blocks,
-                                        tile);
+    input_right<Real, Input, 8, Paired>(g, f, g.cells, t.shape, t.slabs, t.stage_nodal, out,
+                                        weighted, block, t.blocks, tile, nodal);
   else
-    input_right<Real, Input, 32, Paired>(g, f, g.cells, t.shape, out, weighted, block,
-                                         t.blocks, tile);
+    input_right<Real, Input, 32, Paired>(g, f, g.cells, t.shape, t.slabs, t.stage_nodal, out,
+                                         weighted, block, t.blocks, tile, nodal);
 }
 
 /// Runs task t's input (the body instantiated for each of the
 /// TC_INPUT_COUNT inputs, and paired for those with a weighted partner).
 template <typename Real, bool Left, int Input = 0>
 __device__ void run_input(const geometry_view &g, const tc_physics_fields &f,
-                          const input_task &t, unsigned block, Real *tile) {
+                          const input_task &t, unsigned block, Real *tile, double *nodal) {
   if constexpr (Input < TC_INPUT_COUNT) {
     if (t.input != Input)
-      return run_input<Real, Left, Input + 1>(g, f, t, block, tile);
+      return run_input<Real, Left, Input + 1>(g, f, t, block, tile, nodal);
     if constexpr (weighted_of(Input) >= 0)
       if (t.weighted)
-        return input_body<Real, Left, Input, true>(g, f, t, block, tile);
-    input_body<Real, Left, Input, false>(g, f, t, block, tile);
+        return input_body<Real, Left, Input, true>(g, f, t, block, tile, nodal);
+    input_body<Real, Left, Input, false>(g, f, t, block, tile, nodal);
   }
 }
 
 /// Every input of a batch in one launch, each on blocks of its own: on small
 /// worksets each input is a wave of blocks or less, and launched one after
-/// another they took the sum of their latencies.
+/// another they took the sum of their latencies. No tile stages nodal
+/// values here (the kernel's shared memory stays that of its tiles).
 template <typename Real, bool Left>
 __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
     inputs_kernel(geometry_view g, tc_physics_fields f, const __grid_constant__ input_launch launch) {
   __shared__ Real tile[Left ? 1 : kRightTileWords + 32];
   const input_task &t = launch.tasks[tc_cuda::task_of_block(launch)];
-  run_input<Real, Left>(g, f, t, blockIdx.x - t.first_block, tile);
+  run_input<Real, Left>(g, f, t, blockIdx.x - t.first_block, tile, nullptr);
 }
 
 /// One input in a launch of its own: a kernel with that input's code alone,
 /// for worksets whose inputs fill the GPU by themselves (inputs_kernel holds
-/// every input's code, and its registers are those of the largest).
+/// every input's code, and its registers are those of the largest). The
+/// values' kernels are held to 40 registers, six blocks an SM as their
+/// tiles allow (left to itself, ptxas gave them 40 and spilled).
 template <typename Real, bool Left, int Input, bool Paired>
-__global__ void __launch_bounds__(tc_cuda_grid::kThreads)
+__global__ void __launch_bounds__(tc_cuda_grid::kThreads, has_slabs(Input) ? 6 : 0)
     input_kernel(geometry_view g, tc_physics_fields f, const __grid_constant__ input_task t) {
   __shared__ Real tile[Left ? 1 : kRightTileWords + 32];
-  input_body<Real, Left, Input, Paired>(g, f, t, blockIdx.x, tile);
+  __shared__ double nodal[Left || nodal_components(Input) == 0 ? 1 : kRightNodalWords];
+  input_body<Real, Left, Input, Paired>(g, f, t, blockIdx.x, tile, nodal);
 }
 
 /// Launches input_kernel for task t's input.
@@ -454,17 +573,28 @@ tc_err plan_input(int input, bool paired, const geometry_view &g, bool left, inp
     return TC_SUCCESS;
   }
   /* 32-cell tiles, or 8-cell ones for long cells and for worksets too small
-   * to give every multiprocessor kRightWaves tiles of 32 */
+   * to give every multiprocessor kRightWaves tiles of 32; on worksets that
+   * large, the per-point inputs' nodal values staged, and the values in
+   * slabs of 8-cell tiles where two slabs fit and the points keep three
+   * quarters of the tile's rows busy (a thread a point: 8 points, Q1 with
+   * the 2-point rule, left three quarters idle, and the run's inputs took
+   * 2.5% longer than entry by entry, H200) */
   const int words = tensor_d1(input) * tensor_d2(input);
   const input_shape strains = shape_of(TC_INPUT_STRAINS, g.num_fields, g.num_points);
   tc_cuda::device_limits limits = {};
   TC_CALL(tc_cuda::current_device_limits(&limits));
-  const int64_t wide = right_tiles(cells, 32, words, paired, s);
-  t->tile_cells = strains.m1 * strains.m2 * 9 > kRightLongCell || wide < kRightWaves * limits.sms
-                      ? 8
-                      : 32;
-  t->blocks = (unsigned)std::min<int64_t>(right_tiles(cells, t->tile_cells, words, paired, s),
-                                          tc_cuda_grid::kMaxBlocks);
+  const int64_t wide = right_tiles(cells, 32, words, paired, false, s);
+  const bool large = wide >= kRightWaves * limits.sms;
+  t->tile_cells = strains.m1 * strains.m2 * 9 > kRightLongCell || !large ? 8 : 32;
+  t->stage_nodal = large;
+  const int64_t rows = tc_cuda_grid::kThreads / 8, passes = (s.m2 + rows - 1) / rows;
+  if (has_slabs(input) && large && right_cell_words(8, paired) / words >= 2 * s.m2 &&
+      4 * s.m2 >= 3 * passes * rows) {
+    t->slabs = 1;
+    t->tile_cells = 8;
+  }
+  t->blocks = (unsigned)std::min<int64_t>(
+      right_tiles(cells, t->tile_cells, words, paired, t->slabs, s), tc_cuda_grid::kMaxBlocks);
   return TC_SUCCESS;
 }
 
