@@ -362,10 +362,10 @@ int64_t right_tiles(int64_t cells, int cells_per_tile, int words, bool paired, b
 /// Input's weighted partner go through a second tile to `weighted`.
 /// In slabs (has_slabs), a tile holds whole slabs and a thread takes one
 /// (cell, point) through the tile's basis functions: no division an entry,
-/// the point's measure read once (values and weighted values of 274,895
-/// Q1 cells 0.31 ms against 0.36 entry by entry, H200). The gradients in
-/// slabs (each inverse Jacobian read once a tile rather than once an entry)
-/// took 1.47 ms against 1.23 entry by entry, and are built entry by entry.
+/// the point's measure read once. (The gradients in slabs, each inverse
+/// Jacobian read once a tile rather than once an entry, ran slower than
+/// entry by entry on an H200, with fewer loads in flight: they are built
+/// entry by entry.)
 /// stage_nodal: the per-point inputs' tiles stage their cells' nodal values
 /// in nodal_store (kRightNodalWords; null: none).
 template <typename Real, int Input, int Cells, bool Paired>
@@ -577,8 +577,7 @@ tc_err plan_input(int input, bool paired, const geometry_view &g, bool left, inp
    * large, the per-point inputs' nodal values staged, and the values in
    * slabs of 8-cell tiles where two slabs fit and the points keep three
    * quarters of the tile's rows busy (a thread a point: 8 points, Q1 with
-   * the 2-point rule, left three quarters idle, and the run's inputs took
-   * 2.5% longer than entry by entry, H200) */
+   * the 2-point rule, leave three quarters idle) */
   const int words = tensor_d1(input) * tensor_d2(input);
   const input_shape strains = shape_of(TC_INPUT_STRAINS, g.num_fields, g.num_points);
   tc_cuda::device_limits limits = {};
