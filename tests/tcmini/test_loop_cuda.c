@@ -814,8 +814,8 @@ static tc_err run_order(tc_device *device, int order) {
   /* One large batch: the per-point inputs' tiles stage their cells' nodal
    * values and the values go in slabs only on worksets that give every
    * multiprocessor two waves of 32-cell tiles (64 cells an SM). The
-   * elasticity's inputs, the same on every workset, are left out: Q2's
-   * would take gigabytes. */
+   * gradients and strains, built the same way on any workset, are left
+   * out: Q2's strains would take gigabytes. */
   const bool large_inputs[TC_INPUT_COUNT] = {
       [TC_INPUT_VALUES] = true,    [TC_INPUT_WEIGHTED_VALUES] = true,
       [TC_INPUT_FIELD_U] = true,   [TC_INPUT_WEIGHTED_FIELD_U] = true,
