@@ -157,46 +157,52 @@ __host__ __device__ constexpr bool has_slabs(int input) {
   return input == TC_INPUT_VALUES || input == TC_INPUT_WEIGHTED_VALUES;
 }
 
-/// Where input_entry takes a cell's nodal values of u or w from: component
-/// i of node a at values[(a * components + i) * stride], computed once a
-/// tile by input_right; values null: computed at each entry from the
-/// node's position (the same arithmetic, so the same values).
+/// Where input_entry takes a cell's nodal values of u or w from, Staged:
+/// component i of node a at values[(a * components + i) * stride], computed
+/// once a tile by input_right; else computed at each entry from the node's
+/// position (the same arithmetic, so the same values). A compile-time
+/// choice, so that the unstaged entries test nothing at each node.
 struct nodal_view {
   const double *values;
   int stride;
 };
 
+template <bool Staged>
 __device__ double nodal_u(const geometry_view &g, const tc_physics_fields &f, nodal_view nodal,
                           int64_t c, int a) {
-  if (nodal.values)
+  if constexpr (Staged) {
     return nodal.values[a * nodal.stride];
-  double x[3];
-  node_position(g, c, a, x);
-  return tc_physics_field_u(&f, x);
+  } else {
+    double x[3];
+    node_position(g, c, a, x);
+    return tc_physics_field_u(&f, x);
+  }
 }
 
+template <bool Staged>
 __device__ void nodal_w(const geometry_view &g, const tc_physics_fields &f, nodal_view nodal,
                         int64_t c, int a, double w[3]) {
-  if (nodal.values) {
+  if constexpr (Staged) {
     for (int i = 0; i < 3; ++i)
       w[i] = nodal.values[(a * 3 + i) * nodal.stride];
-    return;
+  } else {
+    double x[3];
+    node_position(g, c, a, x);
+    tc_physics_field_w(&f, x, w);
   }
-  double x[3];
-  node_position(g, c, a, x);
-  tc_physics_field_w(&f, x, w);
 }
 
 /// The d1 x d2 values of entry (c, i1, i2) of input Input, row-major; a
-/// weighted input is its partner's entry made by weighted_entry.
-template <int Input>
+/// weighted input is its partner's entry made by weighted_entry. Staged:
+/// the nodal values come from `nodal` (nodal_view).
+template <int Input, bool Staged = false>
 __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, int64_t c,
                             int64_t i1, int64_t i2, double v[9], nodal_view nodal = {}) {
   const int64_t P = g.num_points;
   const int F = g.num_fields;
   if constexpr (unweighted_of(Input) >= 0) {
     double unweighted[9];
-    input_entry<unweighted_of(Input)>(g, f, c, i1, i2, unweighted, nodal);
+    input_entry<unweighted_of(Input), Staged>(g, f, c, i1, i2, unweighted, nodal);
     weighted_entry<unweighted_of(Input)>(g, f, c, i1, i2, unweighted, v);
   } else if constexpr (Input == TC_INPUT_VALUES) {
     v[0] = g.ref_values[i1 * P + i2];
@@ -215,7 +221,7 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
     const int64_t q = i1;
     double u = 0.0;
     for (int a = 0; a < F; ++a)
-      u += nodal_u(g, f, nodal, c, a) * g.ref_values[a * P + q];
+      u += nodal_u<Staged>(g, f, nodal, c, a) * g.ref_values[a * P + q];
     v[0] = u;
   } else if constexpr (Input == TC_INPUT_GRADIENT_U_CELL) {
     for (int d = 0; d < 3; ++d)
@@ -227,7 +233,7 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
     for (int a = 0; a < F; ++a) {
       double grad[3];
       physical_gradient(g, inv, a, q, 1.0, grad);
-      const double u = nodal_u(g, f, nodal, c, a);
+      const double u = nodal_u<Staged>(g, f, nodal, c, a);
       for (int d = 0; d < 3; ++d)
         sum[d] += u * grad[d];
     }
@@ -239,7 +245,7 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
     load_inverse(g, c, q, inv);
     for (int a = 0; a < F; ++a) {
       double w[3], grad[3];
-      nodal_w(g, f, nodal, c, a, w);
+      nodal_w<Staged>(g, f, nodal, c, a, w);
       physical_gradient(g, inv, a, q, 1.0, grad);
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
@@ -301,6 +307,25 @@ __device__ void input_left(const geometry_view &g, const tc_physics_fields &f, i
         ++i1;
       }
     }
+  }
+}
+
+/// Entry (c, i1, i2) of Input, and Paired its weighted partner's, parked at
+/// word `at` of `tile` (and of `weighted_tile`), in Real.
+template <typename Real, int Input, bool Paired, bool Staged>
+__device__ void tile_entry(const geometry_view &g, const tc_physics_fields &f, int64_t c, int i1,
+                           int i2, nodal_view nodal, Real *tile, Real *weighted_tile, int at) {
+  constexpr int words = tensor_d1(Input) * tensor_d2(Input);
+  double v[9];
+  [[maybe_unused]] double w[9];
+  input_entry<Input, Staged>(g, f, c, i1, i2, v, nodal);
+  if constexpr (Paired)
+    weighted_entry<Input>(g, f, c, i1, i2, v, w);
+#pragma unroll
+  for (int k = 0; k < words; ++k) {
+    tile[at + k] = (Real)v[k];
+    if constexpr (Paired)
+      weighted_tile[at + k] = (Real)w[k];
   }
 }
 
@@ -366,13 +391,14 @@ int64_t right_tiles(int64_t cells, int cells_per_tile, int words, bool paired, b
 /// Jacobian read once a tile rather than once an entry, ran slower than
 /// entry by entry on an H200, with fewer loads in flight: they are built
 /// entry by entry.)
-/// stage_nodal: the per-point inputs' tiles stage their cells' nodal values
-/// in nodal_store (kRightNodalWords; null: none).
-template <typename Real, int Input, int Cells, bool Paired>
+/// Staged (a per-point input, on tiles whose nodal values fit
+/// kRightNodalWords): each tile first computes its cells' nodal values into
+/// nodal_store, and the entries read them from there.
+template <typename Real, int Input, int Cells, bool Paired, bool Staged>
 __device__ void input_right(const geometry_view &g, const tc_physics_fields &f, int64_t cells,
-                            input_shape s, bool slabs, bool stage_nodal,
-                            Real *__restrict__ out, Real *__restrict__ weighted, unsigned block,
-                            unsigned blocks, Real *tile, double *nodal_store) {
+                            input_shape s, bool slabs, Real *__restrict__ out,
+                            Real *__restrict__ weighted, unsigned block, unsigned blocks,
+                            Real *tile, double *nodal_store) {
   constexpr int words = tensor_d1(Input) * tensor_d2(Input);
   constexpr int cell_words = right_cell_words(Cells, Paired), entries = cell_words / words;
   constexpr int pitch = cell_words + 1; // odd, so that the cells fall in distinct banks
@@ -386,69 +412,45 @@ __device__ void input_right(const geometry_view &g, const tc_physics_fields &f, 
   const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int m2 = (int)s.m2;
   constexpr int components = nodal_components(Input);
-  const int nodal_words = Cells * g.num_fields * components;
-  const nodal_view nodal = {
-      components > 0 && stage_nodal && nodal_store && nodal_words <= kRightNodalWords
-          ? nodal_store + lane
-          : nullptr,
-      Cells};
+  const nodal_view nodal = {Staged ? nodal_store + lane : nullptr, Cells};
   for (int64_t t = block; t < tiles; t += blocks) {
     const int64_t c0 = (t / entry_tiles) * Cells, e0 = (t % entry_tiles) * span;
     const int tile_cells = (int)(cells - c0 < Cells ? cells - c0 : Cells);
     const int tile_entries = (int)(per_cell - e0 < span ? per_cell - e0 : span);
-    if constexpr (components > 0)
-      if (nodal.values) {
-        /* component i of node a of cell `cell` at
-         * nodal_store[(a * components + i) * Cells + cell] */
-        for (int k = threadIdx.x; k < Cells * g.num_fields; k += blockDim.x) {
-          const int cell = k % Cells, a = k / Cells;
-          if (cell >= tile_cells)
-            continue;
-          const nodal_view computed = {nullptr, 0};
-          if constexpr (components == 1) {
-            nodal_store[a * Cells + cell] = nodal_u(g, f, computed, c0 + cell, a);
-          } else {
-            double w[3];
-            nodal_w(g, f, computed, c0 + cell, a, w);
-            for (int i = 0; i < 3; ++i)
-              nodal_store[(a * 3 + i) * Cells + cell] = w[i];
-          }
+    if constexpr (Staged) {
+      /* component i of node a of cell `cell` at
+       * nodal_store[(a * components + i) * Cells + cell] */
+      for (int k = threadIdx.x; k < Cells * g.num_fields; k += blockDim.x) {
+        const int cell = k % Cells, a = k / Cells;
+        if (cell >= tile_cells)
+          continue;
+        if constexpr (components == 1) {
+          nodal_store[a * Cells + cell] = nodal_u<false>(g, f, nodal, c0 + cell, a);
+        } else {
+          double w[3];
+          nodal_w<false>(g, f, nodal, c0 + cell, a, w);
+          for (int i = 0; i < 3; ++i)
+            nodal_store[(a * 3 + i) * Cells + cell] = w[i];
         }
-        __syncthreads();
       }
+      __syncthreads();
+    }
     if (has_slabs(Input) && slabs) {
       const int first = (int)(e0 / m2), count = tile_entries / m2;
       if (lane < tile_cells)
         for (int q = row; q < m2; q += rows) {
 #pragma unroll 1
-          for (int k = 0; k < count; ++k) {
-            const int e = k * m2 + q;
-            double v[9], w[9];
-            input_entry<Input>(g, f, c0 + lane, first + k, q, v);
-            if constexpr (Paired)
-              weighted_entry<Input>(g, f, c0 + lane, first + k, q, v, w);
-#pragma unroll
-            for (int word = 0; word < words; ++word) {
-              tile[lane * pitch + e * words + word] = (Real)v[word];
-              if constexpr (Paired)
-                weighted_tile[lane * pitch + e * words + word] = (Real)w[word];
-            }
-          }
+          for (int k = 0; k < count; ++k)
+            tile_entry<Real, Input, Paired, false>(g, f, c0 + lane, first + k, q, nodal, tile,
+                                                   weighted_tile,
+                                                   lane * pitch + (k * m2 + q) * words);
         }
     } else if (lane < tile_cells)
       for (int e = row; e < tile_entries; e += rows) {
         /* 32-bit: a cell's entries are far fewer than 2^31 */
         const int entry = (int)e0 + e, i1 = entry / m2, i2 = entry - i1 * m2;
-        double v[9], w[9];
-        input_entry<Input>(g, f, c0 + lane, i1, i2, v, nodal);
-        if constexpr (Paired)
-          weighted_entry<Input>(g, f, c0 + lane, i1, i2, v, w);
-#pragma unroll
-        for (int k = 0; k < words; ++k) {
-          tile[lane * pitch + e * words + k] = (Real)v[k];
-          if constexpr (Paired)
-            weighted_tile[lane * pitch + e * words + k] = (Real)w[k];
-        }
+        tile_entry<Real, Input, Paired, Staged>(g, f, c0 + lane, i1, i2, nodal, tile,
+                                                weighted_tile, lane * pitch + e * words);
       }
     __syncthreads();
     /* a warp a cell: its run of the tile, consecutive lanes on consecutive
@@ -482,33 +484,35 @@ struct input_launch {
 };
 
 /// The body of task t, input Input, with its weighted partner or not: this
-/// block's share of it.
-template <typename Real, bool Left, int Input, bool Paired>
+/// block's share of it; Staged: in layout right, through tiles that stage
+/// their nodal values in `nodal` (input_right).
+template <typename Real, bool Left, int Input, bool Paired, bool Staged>
 __device__ void input_body(const geometry_view &g, const tc_physics_fields &f,
-                           const input_task &t, unsigned block, Real *tile, double *nodal) {
+                           const input_task &t, unsigned block, Real *tile,
+                           double *nodal = nullptr) {
   Real *out = (Real *)t.output, *weighted = (Real *)t.weighted;
   if constexpr (Left)
     input_left<Real, Input, Paired>(g, f, g.cells, t.shape, out, weighted, block, t.blocks);
   else if (t.tile_cells == 8)
-    input_right<Real, Input, 8, Paired>(g, f, g.cells, t.shape, t.slabs, t.stage_nodal, out,
-                                        weighted, block, t.blocks, tile, nodal);
+    input_right<Real, Input, 8, Paired, Staged>(g, f, g.cells, t.shape, t.slabs, out, weighted,
+                                                block, t.blocks, tile, nodal);
   else
-    input_right<Real, Input, 32, Paired>(g, f, g.cells, t.shape, t.slabs, t.stage_nodal, out,
-                                         weighted, block, t.blocks, tile, nodal);
+    input_right<Real, Input, 32, Paired, Staged>(g, f, g.cells, t.shape, t.slabs, out, weighted,
+                                                 block, t.blocks, tile, nodal);
 }
 
 /// Runs task t's input (the body instantiated for each of the
 /// TC_INPUT_COUNT inputs, and paired for those with a weighted partner).
 template <typename Real, bool Left, int Input = 0>
 __device__ void run_input(const geometry_view &g, const tc_physics_fields &f,
-                          const input_task &t, unsigned block, Real *tile, double *nodal) {
+                          const input_task &t, unsigned block, Real *tile) {
   if constexpr (Input < TC_INPUT_COUNT) {
     if (t.input != Input)
-      return run_input<Real, Left, Input + 1>(g, f, t, block, tile, nodal);
+      return run_input<Real, Left, Input + 1>(g, f, t, block, tile);
     if constexpr (weighted_of(Input) >= 0)
       if (t.weighted)
-        return input_body<Real, Left, Input, true>(g, f, t, block, tile, nodal);
-    input_body<Real, Left, Input, false>(g, f, t, block, tile, nodal);
+        return input_body<Real, Left, Input, true, false>(g, f, t, block, tile);
+    input_body<Real, Left, Input, false, false>(g, f, t, block, tile);
   }
 }
 
@@ -521,20 +525,40 @@ __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
     inputs_kernel(geometry_view g, tc_physics_fields f, const __grid_constant__ input_launch launch) {
   __shared__ Real tile[Left ? 1 : kRightTileWords + 32];
   const input_task &t = launch.tasks[tc_cuda::task_of_block(launch)];
-  run_input<Real, Left>(g, f, t, blockIdx.x - t.first_block, tile, nullptr);
+  run_input<Real, Left>(g, f, t, blockIdx.x - t.first_block, tile);
 }
 
 /// One input in a launch of its own: a kernel with that input's code alone,
 /// for worksets whose inputs fill the GPU by themselves (inputs_kernel holds
 /// every input's code, and its registers are those of the largest). The
 /// values' kernels are held to 40 registers, six blocks an SM as their
-/// tiles allow (left to itself, ptxas gave them 40 and spilled).
-template <typename Real, bool Left, int Input, bool Paired>
+/// tiles allow (left to itself, ptxas gave them 40 and spilled). Staged
+/// and unstaged tiles are kernels of their own, so that neither carries
+/// the other's code (or registers).
+template <typename Real, bool Left, int Input, bool Paired, bool Staged>
 __global__ void __launch_bounds__(tc_cuda_grid::kThreads, has_slabs(Input) ? 6 : 0)
     input_kernel(geometry_view g, tc_physics_fields f, const __grid_constant__ input_task t) {
   __shared__ Real tile[Left ? 1 : kRightTileWords + 32];
-  __shared__ double nodal[Left || nodal_components(Input) == 0 ? 1 : kRightNodalWords];
-  input_body<Real, Left, Input, Paired>(g, f, t, blockIdx.x, tile, nodal);
+  __shared__ double nodal[Staged ? kRightNodalWords : 1];
+  input_body<Real, Left, Input, Paired, Staged>(g, f, t, blockIdx.x, tile, nodal);
+}
+
+/// Launches input_kernel for task t, input Input, with its weighted partner
+/// or not.
+template <typename Real, bool Left, int Input, bool Paired>
+tc_err launch_input_kernel(const geometry_view &g, const tc_physics_fields &f,
+                           const input_task &t, cudaStream_t stream) {
+  if constexpr (!Left && nodal_components(Input) > 0)
+    if (t.stage_nodal) {
+      input_kernel<Real, Left, Input, Paired, true>
+          <<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
+      TC_CUDA_CALL(cudaGetLastError());
+      return TC_SUCCESS;
+    }
+  input_kernel<Real, Left, Input, Paired, false>
+      <<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
+  TC_CUDA_CALL(cudaGetLastError());
+  return TC_SUCCESS;
 }
 
 /// Launches input_kernel for task t's input.
@@ -545,16 +569,9 @@ tc_err launch_input(const geometry_view &g, const tc_physics_fields &f, const in
     if (t.input != Input)
       return launch_input<Real, Left, Input + 1>(g, f, t, stream);
     if constexpr (weighted_of(Input) >= 0)
-      if (t.weighted) {
-        input_kernel<Real, Left, Input, true>
-            <<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
-        TC_CUDA_CALL(cudaGetLastError());
-        return TC_SUCCESS;
-      }
-    input_kernel<Real, Left, Input, false>
-        <<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
-    TC_CUDA_CALL(cudaGetLastError());
-    return TC_SUCCESS;
+      if (t.weighted)
+        return launch_input_kernel<Real, Left, Input, true>(g, f, t, stream);
+    return launch_input_kernel<Real, Left, Input, false>(g, f, t, stream);
   } else {
     TC_FAIL(TC_ERR_ARGUMENT, "unknown contraction input %d", t.input);
   }
@@ -585,7 +602,8 @@ tc_err plan_input(int input, bool paired, const geometry_view &g, bool left, inp
   const int64_t wide = right_tiles(cells, 32, words, paired, false, s);
   const bool large = wide >= kRightWaves * limits.sms;
   t->tile_cells = strains.m1 * strains.m2 * 9 > kRightLongCell || !large ? 8 : 32;
-  t->stage_nodal = large;
+  t->stage_nodal = large && nodal_components(input) > 0 &&
+                   t->tile_cells * g.num_fields * nodal_components(input) <= kRightNodalWords;
   const int64_t rows = tc_cuda_grid::kThreads / 8, passes = (s.m2 + rows - 1) / rows;
   if (has_slabs(input) && large && right_cell_words(8, paired) / words >= 2 * s.m2 &&
       4 * s.m2 >= 3 * passes * rows) {
