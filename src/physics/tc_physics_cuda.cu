@@ -113,16 +113,23 @@ __host__ __device__ constexpr int weighted_of(int input) {
   }
 }
 
-/// w = entry (c, i1, i2) of input Input's weighted partner, from v, the
-/// entry of Input: dV_q times it, or for a strain dV_q sigma of it. A
-/// weighted input built alone is made this way too (input_entry), so an
-/// input and its partner built together give the partner's values bitwise.
+/// dV_q at entry (c, i1, i2) of input Input: its point q is i1 for the
+/// per-point inputs, else i2.
 template <int Input>
-__device__ void weighted_entry(const geometry_view &g, const tc_physics_fields &f, int64_t c,
-                               int64_t i1, int64_t i2, const double v[9], double w[9]) {
+__device__ double entry_measure(const geometry_view &g, int64_t c, int64_t i1, int64_t i2) {
   constexpr bool per_point =
       Input == TC_INPUT_FIELD_U || Input == TC_INPUT_GRADIENT_U || Input == TC_INPUT_STRAIN_W;
-  const double dV = measure_at(g, c, per_point ? i1 : i2);
+  return measure_at(g, c, per_point ? i1 : i2);
+}
+
+/// w = an entry of input Input's weighted partner, from v, the entry of
+/// Input, and dV, its entry_measure: dV times it, or for a strain dV sigma
+/// of it. A weighted input built alone is made this way too (input_entry),
+/// so an input and its partner built together give the partner's values
+/// bitwise.
+template <int Input>
+__device__ void weighted_entry(const tc_physics_fields &f, double dV, const double v[9],
+                               double w[9]) {
   if constexpr (is_tensor_input(Input)) {
     weighted_stress(f, v, dV, w);
   } else {
@@ -192,6 +199,10 @@ __device__ void nodal_w(const geometry_view &g, const tc_physics_fields &f, noda
   }
 }
 
+template <int Input, bool Paired, bool Staged>
+__device__ void entry_pair(const geometry_view &g, const tc_physics_fields &f, int64_t c,
+                           int64_t i1, int64_t i2, nodal_view nodal, double v[9], double w[9]);
+
 /// The d1 x d2 values of entry (c, i1, i2) of input Input, row-major; a
 /// weighted input is its partner's entry made by weighted_entry. Staged:
 /// the nodal values come from `nodal` (nodal_view).
@@ -202,8 +213,7 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
   const int F = g.num_fields;
   if constexpr (unweighted_of(Input) >= 0) {
     double unweighted[9];
-    input_entry<unweighted_of(Input), Staged>(g, f, c, i1, i2, unweighted, nodal);
-    weighted_entry<unweighted_of(Input)>(g, f, c, i1, i2, unweighted, v);
+    entry_pair<unweighted_of(Input), true, Staged>(g, f, c, i1, i2, nodal, unweighted, v);
   } else if constexpr (Input == TC_INPUT_VALUES) {
     v[0] = g.ref_values[i1 * P + i2];
   } else if constexpr (Input == TC_INPUT_GRADIENTS) {
@@ -255,6 +265,25 @@ __device__ void input_entry(const geometry_view &g, const tc_physics_fields &f, 
   }
 }
 
+/// Entry (c, i1, i2) of input Input in v and, Paired, its weighted
+/// partner's in w. The per-point inputs read the point's measure first:
+/// their entries sum over the nodes in a loop, whose end the measure's load
+/// would wait for (the straight-line entries of the others are scheduled
+/// well as they are).
+template <int Input, bool Paired, bool Staged>
+__device__ void entry_pair(const geometry_view &g, const tc_physics_fields &f, int64_t c,
+                           int64_t i1, int64_t i2, nodal_view nodal, double v[9], double w[9]) {
+  if constexpr (Paired && nodal_components(Input) > 0) {
+    const double dV = entry_measure<Input>(g, c, i1, i2);
+    input_entry<Input, Staged>(g, f, c, i1, i2, v, nodal);
+    weighted_entry<Input>(f, dV, v, w);
+  } else {
+    input_entry<Input, Staged>(g, f, c, i1, i2, v, nodal);
+    if constexpr (Paired)
+      weighted_entry<Input>(f, entry_measure<Input>(g, c, i1, i2), v, w);
+  }
+}
+
 /// Layout left: each block item is a run of kThreads cells by kLeftEntries
 /// consecutive entries (i1, i2); a thread takes one cell of the run through
 /// the entries in turn, so that a warp's reads of the geometry (stored
@@ -290,9 +319,7 @@ __device__ void input_left(const geometry_view &g, const tc_physics_fields &f, i
 #pragma unroll 1
     for (int k = 0; k < count; ++k) {
       double v[9], w[9];
-      input_entry<Input>(g, f, c, i1, i2, v);
-      if constexpr (Paired)
-        weighted_entry<Input>(g, f, c, i1, i2, v, w);
+      entry_pair<Input, Paired, false>(g, f, c, i1, i2, {}, v, w);
 #pragma unroll
       for (int t1 = 0; t1 < d1; ++t1)
 #pragma unroll
@@ -316,11 +343,8 @@ template <typename Real, int Input, bool Paired, bool Staged>
 __device__ void tile_entry(const geometry_view &g, const tc_physics_fields &f, int64_t c, int i1,
                            int i2, nodal_view nodal, Real *tile, Real *weighted_tile, int at) {
   constexpr int words = tensor_d1(Input) * tensor_d2(Input);
-  double v[9];
-  [[maybe_unused]] double w[9];
-  input_entry<Input, Staged>(g, f, c, i1, i2, v, nodal);
-  if constexpr (Paired)
-    weighted_entry<Input>(g, f, c, i1, i2, v, w);
+  double v[9], w[9];
+  entry_pair<Input, Paired, Staged>(g, f, c, i1, i2, nodal, v, w);
 #pragma unroll
   for (int k = 0; k < words; ++k) {
     tile[at + k] = (Real)v[k];
