@@ -414,7 +414,11 @@ int64_t right_tiles(int64_t cells, int cells_per_tile, int words, bool paired, b
 /// the point's measure read once. (The gradients in slabs, each inverse
 /// Jacobian read once a tile rather than once an entry, ran slower than
 /// entry by entry on an H200, with fewer loads in flight: they are built
-/// entry by entry.)
+/// entry by entry. So did, on an H100, a thread a word of a point's
+/// gradients through every basis function, with or without a tile: it read
+/// each column of J^{-1} once a point, but a warp's reads then fall in 32
+/// cache lines, and those requests kept L2 as busy as the re-reads they
+/// saved.)
 /// Staged (a per-point input, on tiles whose nodal values fit
 /// kRightNodalWords): each tile first computes its cells' nodal values into
 /// nodal_store, and the entries read them from there.
@@ -568,19 +572,15 @@ __global__ void __launch_bounds__(tc_cuda_grid::kThreads, has_slabs(Input) ? 6 :
 }
 
 /// Launches input_kernel for task t, input Input, with its weighted partner
-/// or not.
+/// or not: the staged kernel where the plan stages nodal values (only
+/// per-point inputs in layout right can).
 template <typename Real, bool Left, int Input, bool Paired>
 tc_err launch_input_kernel(const geometry_view &g, const tc_physics_fields &f,
                            const input_task &t, cudaStream_t stream) {
-  if constexpr (!Left && nodal_components(Input) > 0)
-    if (t.stage_nodal) {
-      input_kernel<Real, Left, Input, Paired, true>
-          <<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
-      TC_CUDA_CALL(cudaGetLastError());
-      return TC_SUCCESS;
-    }
-  input_kernel<Real, Left, Input, Paired, false>
-      <<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
+  constexpr bool can_stage = !Left && nodal_components(Input) > 0;
+  auto kernel = can_stage && t.stage_nodal ? input_kernel<Real, Left, Input, Paired, can_stage>
+                                           : input_kernel<Real, Left, Input, Paired, false>;
+  kernel<<<t.blocks, tc_cuda_grid::kThreads, 0, stream>>>(g, f, t);
   TC_CUDA_CALL(cudaGetLastError());
   return TC_SUCCESS;
 }
