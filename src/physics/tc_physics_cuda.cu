@@ -496,6 +496,19 @@ __device__ void input_right(const geometry_view &g, const tc_physics_fields &f, 
   }
 }
 
+/// Layout right, grad u (per cell): the same three words for every cell, a
+/// thread a word (through input_right's tiles, a cell's one entry left
+/// seven of a tile's eight rows idle, and its 24 bytes a cell took as long
+/// as a kernel of a wave of tiles). Layout left's input_left writes it
+/// this way already.
+template <typename Real>
+__device__ void gradient_u_cell(const tc_physics_fields &f, int64_t cells,
+                                Real *__restrict__ out, unsigned block, unsigned blocks) {
+  for (int64_t n = tc_cuda_grid::first_item(block); n < 3 * cells;
+       n += tc_cuda_grid::item_stride(blocks))
+    out[n] = (Real)f.g[n % 3];
+}
+
 /// One input of a launch (inputs_kernel): which, its shape, the cells of a
 /// layout-right tile and whether it is built in slabs and stages nodal
 /// values (input_right), its blocks and output, and the output of its
@@ -521,6 +534,8 @@ __device__ void input_body(const geometry_view &g, const tc_physics_fields &f,
   Real *out = (Real *)t.output, *weighted = (Real *)t.weighted;
   if constexpr (Left)
     input_left<Real, Input, Paired>(g, f, g.cells, t.shape, out, weighted, block, t.blocks);
+  else if constexpr (Input == TC_INPUT_GRADIENT_U_CELL)
+    gradient_u_cell<Real>(f, g.cells, out, block, t.blocks);
   else if (t.tile_cells == 8)
     input_right<Real, Input, 8, Paired, Staged>(g, f, g.cells, t.shape, t.slabs, out, weighted,
                                                 block, t.blocks, tile, nodal);
@@ -566,7 +581,8 @@ __global__ void __launch_bounds__(tc_cuda_grid::kThreads)
 template <typename Real, bool Left, int Input, bool Paired, bool Staged>
 __global__ void __launch_bounds__(tc_cuda_grid::kThreads, has_slabs(Input) ? 6 : 0)
     input_kernel(geometry_view g, tc_physics_fields f, const __grid_constant__ input_task t) {
-  __shared__ Real tile[Left ? 1 : kRightTileWords + 32];
+  constexpr bool tiled = !Left && Input != TC_INPUT_GRADIENT_U_CELL;
+  __shared__ Real tile[tiled ? kRightTileWords + 32 : 1];
   __shared__ double nodal[Staged ? kRightNodalWords : 1];
   input_body<Real, Left, Input, Paired, Staged>(g, f, t, blockIdx.x, tile, nodal);
 }
@@ -611,6 +627,10 @@ tc_err plan_input(int input, bool paired, const geometry_view &g, bool left, inp
   t->shape = s;
   if (left) {
     t->blocks = (unsigned)std::min<int64_t>(left_items(cells, s), tc_cuda_grid::kMaxBlocks);
+    return TC_SUCCESS;
+  }
+  if (input == TC_INPUT_GRADIENT_U_CELL) {
+    t->blocks = tc_cuda_grid::grid_blocks(3 * cells);
     return TC_SUCCESS;
   }
   /* 32-cell tiles, or 8-cell ones for long cells and for worksets too small
