@@ -14,7 +14,10 @@
 #              then holds slurm.env, to be sourced by the clients (SLURM_CONF)
 #   wait-idle  wait until the node of the cluster in DIR is idle
 #   down       tear down the cluster in DIR (nothing to do if there is none)
-# Environment: TCMINI_SLURM_WAIT, seconds to wait for the node [60].
+# Environment: TCMINI_SLURM_WAIT, seconds to wait for the node [45];
+# TCMINI_SLURM_TRIES, clusters up tries before it fails [2]. Every client call
+# (sinfo, squeue, scancel) is bounded by `timeout`, so a controller that does
+# not answer costs seconds, not the test's whole time limit.
 # Exit status: 0 done, 77 Slurm or munge not installed or not root, 1 failure.
 set -euo pipefail
 # The daemons and mungekey are in sbin, which a CI runner's PATH may lack.
@@ -23,6 +26,12 @@ PATH=$PATH:/usr/sbin:/sbin
 die() {
   echo "slurm_cluster.sh: error: $*" >&2
   exit 1
+}
+
+# Runs a Slurm client command, ended after 10 s (a controller that does not
+# answer makes a client retry for longer than that).
+client() {
+  timeout 10 "$@"
 }
 
 note() {
@@ -148,9 +157,9 @@ down() {
   if [[ -d $cluster ]]; then
     export SLURM_CONF=$cluster/slurm.conf
     # Cancel the cluster's jobs first, so that slurmd ends their steps.
-    if [[ -r $cluster/run/slurmctld.pid ]] && scancel --full --quiet --user=root 2>/dev/null; then
+    if [[ -r $cluster/run/slurmctld.pid ]] && client scancel --full --quiet --user=root 2>/dev/null; then
       for ((i = 0; i < 50; i++)); do
-        [[ -z $(squeue -h -o %i 2>/dev/null) ]] && break
+        [[ -z $(client squeue -h -o %i 2>/dev/null) ]] && break
         sleep 0.2
       done
     fi
@@ -172,25 +181,53 @@ down() {
 
 # Prints the state of the node (idle, mixed, allocated, down*, ...).
 node_state() {
-  sinfo -h -n "$node" -o %T 2>/dev/null | head -n 1
+  client sinfo -h -n "$node" -o %T 2>/dev/null | head -n 1
+}
+
+# True if the daemon $1 (slurmctld, slurmd) of the cluster $cluster has ended,
+# or has written no pid file $2 s after it was started: a daemon forks before
+# it reads its configuration and opens its port, so starting without an error
+# does not mean that it is still there.
+daemon_gone() {
+  local pid
+  if ! pid=$(cat "$cluster/run/$1.pid" 2>/dev/null); then
+    (($2 > 10))
+    return
+  fi
+  ! { [[ $pid =~ ^[0-9]+$ ]] && running "$pid"; }
+}
+
+# Prints the last lines of the cluster's logs.
+show_logs() {
+  local log
+  for log in "$cluster"/log/*.log "$cluster"/munge/munged.log; do
+    [[ -r $log ]] || continue
+    note "last lines of $log:"
+    tail -n 15 "$log" >&2 || true
+  done
 }
 
 wait_idle() {
-  local state=$1 cluster limit=${TCMINI_SLURM_WAIT:-60} i now=""
+  local state=$1 limit=${TCMINI_SLURM_WAIT:-45} start=$SECONDS deadline now="" daemon
   cluster=$(cluster_of "$state")
   [[ -n $cluster && -r $cluster/slurm.conf ]] || die "no cluster in '$state' (run: $0 up $state)"
   export SLURM_CONF=$cluster/slurm.conf
   node=$(sed -n 's/^NodeName=\([^ ]*\) .*/\1/p' "$SLURM_CONF")
-  for ((i = 0; i < limit * 5; i++)); do
+  deadline=$((SECONDS + limit))
+  while ((SECONDS < deadline)); do
     now=$(node_state)
     [[ $now == idle ]] && return 0
+    for daemon in slurmctld slurmd; do
+      if daemon_gone "$daemon" $((SECONDS - start)); then
+        note "$daemon of the test cluster is not running (node '${now:-not known to sinfo}')"
+        show_logs
+        return 1
+      fi
+    done
     sleep 0.2
   done
   note "node $node is '${now:-not known to sinfo}' after ${limit} s, not idle"
-  for log in "$cluster"/log/*.log; do
-    note "last lines of $log:"
-    tail -n 15 "$log" >&2 || true
-  done
+  show_logs
   return 1
 }
 
@@ -201,9 +238,9 @@ down_on_failure() {
   exit "$status"
 }
 
-up() {
-  local state=$1 cluster ctld_port slurmd_port cpus host
-  check
+# One try of up (run in a subshell: its failure tears down what it started).
+up_once() {
+  local state=$1 ctld_port slurmd_port cpus host
   if [[ -n $(cluster_of "$state") ]]; then
     note "tearing down the cluster left in $state by an earlier run"
     down "$state"
@@ -238,6 +275,7 @@ up() {
     tail -n 20 "$cluster/munge/munged.log" >&2 || true
     die "munged did not start (log above)"
   }
+  note "munged started (${SECONDS} s)"
 
   host=$(hostname -s)
   cpus=$(nproc)
@@ -290,9 +328,23 @@ END
     die "slurmctld did not start: $(tail -n 5 "$cluster/log/slurmctld.log" "$cluster/log/start.log" 2>&1)"
   slurmd -f "$SLURM_CONF" </dev/null >>"$cluster/log/start.log" 2>&1 ||
     die "slurmd did not start: $(tail -n 5 "$cluster/log/slurmd.log" "$cluster/log/start.log" 2>&1)"
+  note "slurmctld and slurmd started on ports $ctld_port/$slurmd_port (${SECONDS} s); waiting for the node"
   wait_idle "$state" || die "the test cluster's node did not become idle (logs above)"
   trap - EXIT
-  note "cluster up in $cluster (node $host, $cpus CPUs, ports $ctld_port/$slurmd_port); source $state/slurm.env"
+  note "cluster up in $cluster (node $host, $cpus CPUs, ports $ctld_port/$slurmd_port, ${SECONDS} s); source $state/slurm.env"
+}
+
+# Brings a cluster up; a try that fails (a daemon that exits, a node that does
+# not become idle) is torn down and followed by one on new ports and a new
+# directory, up to TCMINI_SLURM_TRIES tries.
+up() {
+  local state=$1 tries=${TCMINI_SLURM_TRIES:-2} try
+  check
+  for ((try = 1; try <= tries; try++)); do
+    (up_once "$state") && return 0
+    ((try < tries)) && note "try $try of $tries failed; a new cluster on other ports follows"
+  done
+  die "the test cluster did not come up in $tries tries (logs above)"
 }
 
 action=${1:-}

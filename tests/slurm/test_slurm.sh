@@ -84,17 +84,19 @@ echo "submitted scripts/slurm/$script as job $job ($launcher)"
 
 # A job still queued or running when this test ends (failure, timeout) is cancelled.
 cancel_job() {
-  scancel "$job" 2>/dev/null || true
+  timeout 10 scancel "$job" 2>/dev/null || true
 }
 trap cancel_job EXIT
 
+# A field of the job (a controller that does not answer: empty after 10 s).
 job_field() {
-  scontrol -o show job "$job" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$1=//p"
+  timeout 10 scontrol -o show job "$job" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
 
 limit=${TCMINI_SLURM_JOB_WAIT:-150}
 state=""
-for ((tick = 0; tick < limit * 5; tick++)); do
+deadline=$((SECONDS + limit))
+while ((SECONDS < deadline)); do
   state=$(job_field JobState)
   case "$state" in
     PENDING | CONFIGURING | RUNNING | COMPLETING | "") sleep 0.2 ;;
