@@ -218,6 +218,45 @@ size_t bench_machine_cache_per_core(void) {
   return total;
 }
 
+/* The L2 per core the CPU reports (glibc reads CPUID), 0 if it does not or
+ * the figure is implausible. L2 is private to a core, or shared by a few
+ * small ones, so it needs no division; glibc's L3 figure is left out: in
+ * virtual machines it can be any number, and the CPUs that share it are not
+ * known. */
+static size_t cpuid_l2_bytes(void) {
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  const long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (bytes >= (64L << 10) && bytes <= (64L << 20))
+    return (size_t)bytes;
+#endif
+  return 0;
+}
+
+size_t bench_machine_cache_estimate(bench_cache_source *source) {
+  bench_cache_source from = BENCH_CACHE_SYSFS;
+  size_t bytes = bench_machine_cache_per_core();
+  if (bytes == 0) {
+    const size_t l2 = cpuid_l2_bytes();
+    from = l2 > 0 ? BENCH_CACHE_CPUID : BENCH_CACHE_ASSUMED;
+    bytes = (l2 > 0 ? l2 : (size_t)1 << 20) + BENCH_ASSUMED_L3_PER_CORE;
+  }
+  if (source)
+    *source = from;
+  return bytes;
+}
+
+const char *bench_cache_source_text(bench_cache_source source) {
+  switch (source) {
+  case BENCH_CACHE_SYSFS:
+    return "from sysfs";
+  case BENCH_CACHE_CPUID:
+    return "L2 from CPUID, 4 MiB of L3 assumed";
+  case BENCH_CACHE_ASSUMED:
+    return "assumed: 1 MiB of L2, 4 MiB of L3";
+  }
+  return "unknown";
+}
+
 int bench_machine_processors(void) {
   long count = sysconf(_SC_NPROCESSORS_ONLN);
   return count > 0 ? (int)count : 1;

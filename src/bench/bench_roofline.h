@@ -58,6 +58,24 @@ size_t bench_machine_last_level_cache(void);
 /// it (sysfs), e.g. 1 MiB of L2 + 32 MiB of L3 / 2 CPUs = 17 MiB; 0 if
 /// sysfs does not say.
 size_t bench_machine_cache_per_core(void);
+/// Where bench_machine_cache_estimate's figure comes from.
+typedef enum {
+  BENCH_CACHE_SYSFS,  ///< every cache level from sysfs
+  BENCH_CACHE_CPUID,  ///< L2 from the CPU (CPUID, through sysconf), L3 share assumed
+  BENCH_CACHE_ASSUMED ///< nothing known: L2 and L3 share assumed
+} bench_cache_source;
+/// The L3 share a core is assumed to have where the caches cannot be read
+/// (virtual machines often hide sysfs's cache directory): 4 MiB, the share of
+/// a core of AMD EPYC (32 MiB for 8 cores); Intel Xeon cores have about 2.
+#define BENCH_ASSUMED_L3_PER_CORE ((size_t)4 << 20)
+/// Bytes of data cache per core beyond L1, for sizing worksets:
+/// bench_machine_cache_per_core where sysfs says; else the L2 the CPU reports
+/// (sysconf, from CPUID) plus BENCH_ASSUMED_L3_PER_CORE; else 1 MiB of L2
+/// plus that share. *source (may be NULL) says which.
+size_t bench_machine_cache_estimate(bench_cache_source *source);
+/// How bench_machine_cache_estimate's source reads in a report, e.g.
+/// "L2 from CPUID, 4 MiB of L3 assumed".
+const char *bench_cache_source_text(bench_cache_source source);
 /// Processors online.
 int bench_machine_processors(void);
 /// Threads an OpenMP region gets by default (1 without OpenMP).

@@ -52,14 +52,11 @@ static void host_destroy(tc_loop *loop) {
  * few per cent of the best and clear of the cliff. */
 static const double cache_share = 0.25;
 
-/* When sysfs does not tell the caches: a 2 MiB share per core. */
-static const size_t cache_per_core_fallback = (size_t)2 << 20;
-
 /* The budget of a rank's batch arrays: cache_share of the cache per core
- * beyond L1, times the rank's threads. */
+ * beyond L1 (bench_machine_cache_estimate: sysfs, else L2 from CPUID and an
+ * assumed L3 share), times the rank's threads. */
 static tc_err host_batch_budget(const tc_loop *loop, double *bytes) {
-  const size_t measured = bench_machine_cache_per_core();
-  const size_t cache = measured > 0 ? measured : cache_per_core_fallback;
+  const size_t cache = bench_machine_cache_estimate(NULL);
   const int threads = tc_device_num_threads(loop->device);
   *bytes = cache_share * (double)cache * (threads > 0 ? threads : 1);
   return TC_SUCCESS;
@@ -68,14 +65,14 @@ static tc_err host_batch_budget(const tc_loop *loop, double *bytes) {
 /* What the budget came from, for the report (run.batch_cells = 0): the
  * loop's phrase for the budget, then the caches it came from. */
 static void describe_budget(tc_loop *loop) {
-  const size_t measured = bench_machine_cache_per_core();
-  const size_t cache = measured > 0 ? measured : cache_per_core_fallback;
+  bench_cache_source source;
+  const size_t cache = bench_machine_cache_estimate(&source);
   const int threads = tc_device_num_threads(loop->device);
   char budget[sizeof loop->batch_rule];
   snprintf(budget, sizeof budget, "%s", loop->batch_rule);
   snprintf(loop->batch_rule, sizeof loop->batch_rule,
-           "%.120s: a quarter of the %.1f MiB of cache per core beyond L1%s, times %d thread%s",
-           budget, (double)cache / (1 << 20), measured > 0 ? "" : " (assumed)", threads,
+           "%.120s: a quarter of the %.1f MiB of cache per core beyond L1 (%s), times %d thread%s",
+           budget, (double)cache / (1 << 20), bench_cache_source_text(source), threads,
            threads == 1 ? "" : "s");
 }
 

@@ -20,12 +20,11 @@
 
 /* The budget of the assembly loop's batch arrays when run.batch_cells = 0
  * on a host backend, as tc_loop_backend_host.c sets it: a quarter of the
- * cache per core beyond L1 (2 MiB where it cannot be measured), times the
- * rank's threads (here run.threads, or every processor when it is 0: an
- * upper bound). */
+ * cache per core beyond L1 (bench_machine_cache_estimate), times the rank's
+ * threads (here run.threads, or every processor when it is 0: an upper
+ * bound). */
 static double batch_budget(const tc_config *config) {
-  const size_t measured = bench_machine_cache_per_core();
-  const double cache = measured > 0 ? (double)measured : (double)(2 << 20);
+  const double cache = (double)bench_machine_cache_estimate(NULL);
   long threads = config->threads > 0 ? (long)config->threads : sysconf(_SC_NPROCESSORS_ONLN);
   return 0.25 * cache * (double)(threads > 0 ? threads : 1);
 }
