@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tc_omp.h"
+
 /* A node a batch touches: its links [first, first + count) to the batch's
  * cells (a node's cells are ascending, so they are consecutive). */
 typedef struct {
@@ -351,26 +353,49 @@ gather_node(const tc_assembly *assembly, const tc_csr *csr, int components, cons
   }
 }
 
-/* gather_node over the nodes [0, count) of touched, one thread per node. */
-static void gather_nodes(const tc_assembly *assembly, int components,
-                         const tc_element_block *block, bool matrix,
-                         const touched_node *touched, int64_t count, double *values) {
-  const tc_csr *csr = tc_assembly_graph(assembly, components);
+/* What the threads of gather_nodes share. */
+typedef struct {
+  const tc_assembly *assembly;
+  int components;
+  const tc_element_block *block;
+  bool matrix;
+  const touched_node *touched;
+  int64_t count;
+  double *values;
+} gather_team;
+
+/* One thread's nodes of gather_nodes. */
+static void gather_share(void *context, int thread, int threads) {
+  const gather_team *g = context;
+  const tc_assembly *assembly = g->assembly;
+  const tc_csr *csr = tc_assembly_graph(assembly, g->components);
+  const tc_element_block *block = g->block;
   const void *data = block->data;
   const int64_t C = block->batch_cells, begin = block->cell_begin;
   const bool right = block->layout == TC_LAYOUT_RIGHT, dbl = block->precision == TC_DOUBLE;
-#pragma omp parallel for schedule(static) if (count >= 32)
-  for (int64_t t = 0; t < count; ++t) {
-    if (right && dbl && matrix)
-      gather_node(assembly, csr, components, data, C, begin, TC_LAYOUT_RIGHT, TC_DOUBLE, true,
-                  &touched[t], values);
+  int64_t first, end;
+  tc_omp_share(g->count, thread, threads, &first, &end);
+  for (int64_t t = first; t < end; ++t) {
+    if (right && dbl && g->matrix)
+      gather_node(assembly, csr, g->components, data, C, begin, TC_LAYOUT_RIGHT, TC_DOUBLE, true,
+                  &g->touched[t], g->values);
     else if (right && dbl)
-      gather_node(assembly, csr, components, data, C, begin, TC_LAYOUT_RIGHT, TC_DOUBLE, false,
-                  &touched[t], values);
+      gather_node(assembly, csr, g->components, data, C, begin, TC_LAYOUT_RIGHT, TC_DOUBLE, false,
+                  &g->touched[t], g->values);
     else
-      gather_node(assembly, csr, components, data, C, begin, block->layout, block->precision,
-                  matrix, &touched[t], values);
+      gather_node(assembly, csr, g->components, data, C, begin, block->layout, block->precision,
+                  g->matrix, &g->touched[t], g->values);
   }
+}
+
+/* gather_node over the nodes [0, count) of touched, one thread per node
+ * (one thread in all below 32 nodes). */
+static void gather_nodes(const tc_assembly *assembly, int components,
+                         const tc_element_block *block, bool matrix,
+                         const touched_node *touched, int64_t count, double *values) {
+  gather_team team = {.assembly = assembly, .components = components, .block = block,
+                      .matrix = matrix, .touched = touched, .count = count, .values = values};
+  tc_omp_team(count >= 32 ? tc_omp_threads() : 1, gather_share, &team);
 }
 
 /* The gather shared by matrices and vectors: every node's rows take the

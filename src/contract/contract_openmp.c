@@ -18,6 +18,7 @@
 
 #include "contract_openmp_vendor.h"
 #include "tc_contract_backend.h"
+#include "tc_omp.h"
 
 #ifdef __AVX512F__
 #include <immintrin.h>

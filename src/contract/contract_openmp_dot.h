@@ -143,21 +143,37 @@ static bool omp_dot_fits(const omp_view *v) {
          length <= TC_DOT_MAX_LENGTH;
 }
 
+/* What the threads of omp_dot_double share. */
+typedef struct {
+  const omp_view *v;
+  const double *a, *b;
+  double *out;
+  const omp_scratch *scratch; /* per thread, a zero row */
+} omp_dot_team;
+
+/* One thread's cells of omp_dot_double. */
+static void omp_dot_share(void *context, int thread, int threads) {
+  const omp_dot_team *team = context;
+  const omp_view *v = team->v;
+  const int64_t length = v->points * v->dims;
+  double *zero = scratch_slice(team->scratch, thread);
+  memset(zero, 0, (size_t)length * sizeof(double));
+  int64_t begin, end;
+  tc_omp_share(v->cells, thread, threads, &begin, &end);
+  for (int64_t c = begin; c < end; ++c)
+    dot_cell(v, team->a + c * v->a_cell, team->b + c * v->b_cell, team->out + c * v->out_cell,
+             zero);
+}
+
 /* Threads over cells; each thread's zero row (for the rows past an
  * operand's end) in the scratch. */
 static tc_err omp_dot_double(const omp_view *v, const double *a, const double *b, double *out) {
   const int64_t length = v->points * v->dims;
-  const int threads = omp_get_max_threads();
+  const int threads = tc_omp_threads();
   omp_scratch scratch;
   TC_CALL(scratch_create(threads, (size_t)length * sizeof(double), &scratch));
-#pragma omp parallel num_threads(threads)
-  {
-    double *zero = scratch_slice(&scratch, omp_get_thread_num());
-    memset(zero, 0, (size_t)length * sizeof(double));
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < v->cells; ++c)
-      dot_cell(v, a + c * v->a_cell, b + c * v->b_cell, out + c * v->out_cell, zero);
-  }
+  omp_dot_team team = {.v = v, .a = a, .b = b, .out = out, .scratch = &scratch};
+  tc_omp_team(threads, omp_dot_share, &team);
   scratch_destroy(&scratch);
   return TC_SUCCESS;
 }

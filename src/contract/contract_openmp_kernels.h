@@ -31,24 +31,35 @@
 /* Collapsed indices per step of the left-layout stream. */
 #define TC_KG 4
 
-static void TC_NAME(omp_flat)(const omp_view *v, const void *a_void, const void *b_void,
-                              void *out_void) {
-  const TC_REAL *restrict a = a_void;
-  const TC_REAL *restrict b = b_void;
-  TC_REAL *restrict out = out_void;
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < v->cells; ++c)
+/* What the threads of omp_flat share. */
+typedef struct {
+  const omp_view *v;
+  const TC_REAL *a, *b;
+  TC_REAL *out;
+} TC_NAME(omp_flat_team);
+
+static void TC_NAME(omp_flat_share)(void *context, int thread, int threads) {
+  const TC_NAME(omp_flat_team) *team = context;
+  const omp_view *v = team->v;
+  int64_t begin, end;
+  tc_omp_share(v->cells, thread, threads, &begin, &end);
+  for (int64_t c = begin; c < end; ++c)
     for (int64_t i = 0; i < v->rows; ++i)
       for (int64_t j = 0; j < v->cols; ++j) {
-        const TC_REAL *ai = a + c * v->a_cell + i * v->a_row;
-        const TC_REAL *bj = b + c * v->b_cell + j * v->b_col;
+        const TC_REAL *ai = team->a + c * v->a_cell + i * v->a_row;
+        const TC_REAL *bj = team->b + c * v->b_cell + j * v->b_col;
         TC_REAL sum = 0;
         for (int64_t p = 0; p < v->points; ++p)
           for (int64_t d = 0; d < v->dims; ++d)
             sum += ai[p * v->a_point + d * v->a_dim] * bj[p * v->b_point + d * v->b_dim];
-        TC_REAL *o = out + c * v->out_cell + i * v->out_row + j * v->out_col;
+        TC_REAL *o = team->out + c * v->out_cell + i * v->out_row + j * v->out_col;
         *o = v->sum_into ? *o + sum : sum;
       }
+}
+
+static void TC_NAME(omp_flat)(const omp_view *v, const void *a, const void *b, void *out) {
+  TC_NAME(omp_flat_team) team = {.v = v, .a = a, .b = b, .out = out};
+  tc_omp_team(tc_omp_threads(), TC_NAME(omp_flat_share), &team);
 }
 
 /* Right layout micro-kernel: ct[MR x NR, row stride ldc] = (accumulate ? ct
@@ -198,6 +209,104 @@ static void TC_NAME(omp_store_tiles)(const omp_view *v, const TC_REAL *restrict 
     }
 }
 
+/* What the threads of omp_gemm share: the view, its operands, and the
+ * blocking omp_gemm chose. */
+typedef struct {
+  const omp_view *v;
+  const TC_REAL *a, *b;
+  TC_REAL *out;
+  const omp_scratch *scratch;
+  bool right, assist;
+  int64_t width, groups, units, length, kblock, rows_pad, cols_pad, row_panel, col_panel;
+  int64_t a_len, b_len, c_len, calls, a_k, b_k;
+} TC_NAME(omp_gemm_team);
+
+/* One thread's units of omp_gemm: a contiguous range, walked in blocks. */
+static void TC_NAME(omp_gemm_share)(void *context, int thread, int threads) {
+  const TC_NAME(omp_gemm_team) *team = context;
+  const omp_view *v = team->v;
+  const TC_REAL *a = team->a, *b = team->b;
+  TC_REAL *out = team->out;
+  const bool right = team->right, assist = team->assist;
+  const int64_t size = (int64_t)sizeof(TC_REAL);
+  const int64_t width = team->width, groups = team->groups, units = team->units;
+  const int64_t length = team->length, kblock = team->kblock;
+  const int64_t rows_pad = team->rows_pad, cols_pad = team->cols_pad;
+  const int64_t row_panel = team->row_panel, col_panel = team->col_panel;
+  const int64_t a_len = team->a_len, b_len = team->b_len, c_len = team->c_len;
+  const int64_t calls = team->calls, a_k = team->a_k, b_k = team->b_k;
+  TC_REAL *a_packed = scratch_slice(team->scratch, thread);
+  TC_REAL *b_packed = a_packed + a_len * groups;
+  TC_REAL *tiles = b_packed + b_len * groups;
+  TC_REAL *run = tiles + c_len * groups;
+  omp_prefetch pf = {0};
+  const int64_t u_end = (thread + 1) * units / threads;
+  for (int64_t u = thread * units / threads; u < u_end; u += groups) {
+    const int64_t c0 = u * width;
+    const int64_t n = min_int64(min_int64(groups, u_end - u) * width, v->cells - c0);
+    const int64_t live_groups = ceil_div(n, width);
+    for (int64_t k0 = 0; k0 < length; k0 += kblock) {
+      const int64_t kb = min_int64(kblock, length - k0);
+      const TC_REAL *a_step = a + c0 * v->a_cell + k0 * a_k;
+      const TC_REAL *b_step = b + c0 * v->b_cell + k0 * b_k;
+      prefetch_reset(&pf);
+      if (right) {
+        TC_NAME(omp_pack_rows)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, TC_MR, a_packed);
+        TC_NAME(omp_pack_rows)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, TC_NR, b_packed);
+      } else {
+        TC_NAME(omp_pack_cells)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, n, TC_MI, a_len,
+                                a_packed);
+        TC_NAME(omp_pack_cells)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, n, TC_MJ, b_len,
+                                b_packed);
+      }
+      /* The next step: this block's next k block, or the next block's
+       * first one (after the output of this block when it is re-read);
+       * its runs: per row, kb elements (right) or n cells for each k
+       * (left). */
+      int64_t c_next = c0, n_next = n, k_next = k0 + kblock;
+      if (assist && k_next >= length) {
+        if (v->sum_into)
+          prefetch_add(&pf, out + c0 * v->out_cell, (right ? v->cols : n) * size, v->rows,
+                       v->out_row * size, right ? 1 : v->cols, v->out_col * size, true);
+        const int64_t u_next = u + groups;
+        c_next = u_next * width, k_next = 0;
+        n_next = u_next < u_end
+                     ? min_int64(min_int64(groups, u_end - u_next) * width, v->cells - c_next)
+                     : 0;
+      }
+      if (assist && n_next > 0) {
+        const int64_t kb_next = min_int64(kblock, length - k_next);
+        const int64_t run_bytes = (right ? kb_next : n_next) * size;
+        const int64_t outer = right ? 1 : kb_next;
+        prefetch_add(&pf, a + c_next * v->a_cell + k_next * a_k, run_bytes, v->rows,
+                     v->a_row * size, outer, a_k * size, false);
+        prefetch_add(&pf, b + c_next * v->b_cell + k_next * b_k, run_bytes, v->cols,
+                     v->b_col * size, outer, b_k * size, false);
+      }
+      const int64_t per_call = ceil_div(pf.left, calls * live_groups);
+      for (int64_t g = 0; g < live_groups; ++g) {
+        const TC_REAL *ag = a_packed + g * a_len, *bg = b_packed + g * b_len;
+        TC_REAL *tile = tiles + g * c_len;
+        for (int64_t j0 = 0; j0 < cols_pad; j0 += col_panel)
+          for (int64_t i0 = 0; i0 < rows_pad; i0 += row_panel) {
+            prefetch_some(&pf, per_call);
+            if (right)
+              TC_NAME(omp_micro_rows)(kb, ag + i0 * kb, bg + j0 * kb, tile + i0 * cols_pad + j0,
+                                      cols_pad, k0 > 0);
+            else
+              TC_NAME(omp_micro_cells)(kb, ag + i0 * kb * TC_VL, bg + j0 * kb * TC_VL,
+                                       tile + (i0 * cols_pad + j0) * TC_VL, cols_pad, k0 > 0);
+          }
+      }
+    }
+    if (right)
+      TC_NAME(omp_store_tile)(v, tiles, cols_pad, c0, assist, out);
+    else
+      TC_NAME(omp_store_tiles)(v, tiles, c_len, cols_pad, c0, n, run, out);
+  }
+  store_stream_fence();
+}
+
 /* FieldField, one small GEMM per cell. Each thread takes a contiguous range
  * of units (cells in the right layout, groups of VL cells in the left one)
  * and walks it in blocks: one cell in the right layout; in the left layout
@@ -247,88 +356,56 @@ static tc_err TC_NAME(omp_gemm)(const omp_view *v, const void *a_void, const voi
    * left layout, in the right one for cells that are not tiny. */
   const bool assist =
       !right || (v->rows + v->cols) * min_int64(kblock, length) * size >= TC_OMP_RIGHT_ASSIST_BYTES;
-  const int threads = omp_get_max_threads();
+  const int threads = tc_omp_threads();
   omp_scratch scratch;
   /* ... and, in the left layout, one output run of the block. */
   const int64_t run_len = right ? 0 : groups * width;
   TC_CALL(scratch_create(threads, (size_t)(((a_len + b_len + c_len) * groups + run_len) * size),
                          &scratch));
-#pragma omp parallel num_threads(threads)
-  {
-    const int64_t thread = omp_get_thread_num(), team = omp_get_num_threads();
-    TC_REAL *a_packed = scratch_slice(&scratch, (int)thread);
-    TC_REAL *b_packed = a_packed + a_len * groups;
-    TC_REAL *tiles = b_packed + b_len * groups;
-    TC_REAL *run = tiles + c_len * groups;
-    omp_prefetch pf = {0};
-    const int64_t u_end = (thread + 1) * units / team;
-    for (int64_t u = thread * units / team; u < u_end; u += groups) {
-      const int64_t c0 = u * width;
-      const int64_t n = min_int64(min_int64(groups, u_end - u) * width, v->cells - c0);
-      const int64_t live_groups = ceil_div(n, width);
-      for (int64_t k0 = 0; k0 < length; k0 += kblock) {
-        const int64_t kb = min_int64(kblock, length - k0);
-        const TC_REAL *a_step = a + c0 * v->a_cell + k0 * a_k;
-        const TC_REAL *b_step = b + c0 * v->b_cell + k0 * b_k;
-        prefetch_reset(&pf);
-        if (right) {
-          TC_NAME(omp_pack_rows)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, TC_MR, a_packed);
-          TC_NAME(omp_pack_rows)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, TC_NR, b_packed);
-        } else {
-          TC_NAME(omp_pack_cells)(a_step, v->a_row, a_k, v->rows, rows_pad, kb, n, TC_MI, a_len,
-                                  a_packed);
-          TC_NAME(omp_pack_cells)(b_step, v->b_col, b_k, v->cols, cols_pad, kb, n, TC_MJ, b_len,
-                                  b_packed);
-        }
-        /* The next step: this block's next k block, or the next block's
-         * first one (after the output of this block when it is re-read);
-         * its runs: per row, kb elements (right) or n cells for each k
-         * (left). */
-        int64_t c_next = c0, n_next = n, k_next = k0 + kblock;
-        if (assist && k_next >= length) {
-          if (v->sum_into)
-            prefetch_add(&pf, out + c0 * v->out_cell, (right ? v->cols : n) * size, v->rows,
-                         v->out_row * size, right ? 1 : v->cols, v->out_col * size, true);
-          const int64_t u_next = u + groups;
-          c_next = u_next * width, k_next = 0;
-          n_next = u_next < u_end
-                       ? min_int64(min_int64(groups, u_end - u_next) * width, v->cells - c_next)
-                       : 0;
-        }
-        if (assist && n_next > 0) {
-          const int64_t kb_next = min_int64(kblock, length - k_next);
-          const int64_t run_bytes = (right ? kb_next : n_next) * size;
-          const int64_t outer = right ? 1 : kb_next;
-          prefetch_add(&pf, a + c_next * v->a_cell + k_next * a_k, run_bytes, v->rows,
-                       v->a_row * size, outer, a_k * size, false);
-          prefetch_add(&pf, b + c_next * v->b_cell + k_next * b_k, run_bytes, v->cols,
-                       v->b_col * size, outer, b_k * size, false);
-        }
-        const int64_t per_call = ceil_div(pf.left, calls * live_groups);
-        for (int64_t g = 0; g < live_groups; ++g) {
-          const TC_REAL *ag = a_packed + g * a_len, *bg = b_packed + g * b_len;
-          TC_REAL *tile = tiles + g * c_len;
-          for (int64_t j0 = 0; j0 < cols_pad; j0 += col_panel)
-            for (int64_t i0 = 0; i0 < rows_pad; i0 += row_panel) {
-              prefetch_some(&pf, per_call);
-              if (right)
-                TC_NAME(omp_micro_rows)(kb, ag + i0 * kb, bg + j0 * kb, tile + i0 * cols_pad + j0,
-                                        cols_pad, k0 > 0);
-              else
-                TC_NAME(omp_micro_cells)(kb, ag + i0 * kb * TC_VL, bg + j0 * kb * TC_VL,
-                                         tile + (i0 * cols_pad + j0) * TC_VL, cols_pad, k0 > 0);
-            }
-        }
-      }
-      if (right)
-        TC_NAME(omp_store_tile)(v, tiles, cols_pad, c0, assist, out);
-      else
-        TC_NAME(omp_store_tiles)(v, tiles, c_len, cols_pad, c0, n, run, out);
-    }
-    store_stream_fence();
-  }
+  TC_NAME(omp_gemm_team) team = {
+      .v = v, .a = a, .b = b, .out = out, .scratch = &scratch, .right = right, .assist = assist,
+      .width = width, .groups = groups, .units = units, .length = length, .kblock = kblock,
+      .rows_pad = rows_pad, .cols_pad = cols_pad, .row_panel = row_panel,
+      .col_panel = col_panel, .a_len = a_len, .b_len = b_len, .c_len = c_len, .calls = calls,
+      .a_k = a_k, .b_k = b_k};
+  tc_omp_team(threads, TC_NAME(omp_gemm_share), &team);
   scratch_destroy(&scratch);
   return TC_SUCCESS;
+}
+
+/* What the threads of omp_stream_right share. */
+typedef struct {
+  const omp_view *v;
+  const TC_REAL *a, *b;
+  TC_REAL *out;
+  const omp_scratch *scratch; /* per thread, B expanded over the points; NULL if B is not shared */
+} TC_NAME(omp_stream_right_team);
+
+static void TC_NAME(omp_stream_right_share)(void *context, int thread, int threads) {
+  const TC_NAME(omp_stream_right_team) *team = context;
+  const omp_view *v = team->v;
+  const int64_t length = v->points * v->dims;
+  TC_REAL *expanded = team->scratch ? scratch_slice(team->scratch, thread) : NULL;
+  int64_t begin, end;
+  tc_omp_share(v->cells, thread, threads, &begin, &end);
+  for (int64_t c = begin; c < end; ++c) {
+    const TC_REAL *restrict bc = team->b + c * v->b_cell;
+    if (expanded) {
+      for (int64_t p = 0; p < v->points; ++p)
+        for (int64_t d = 0; d < v->dims; ++d)
+          expanded[p * v->dims + d] = bc[d];
+      bc = expanded;
+    }
+    for (int64_t i = 0; i < v->rows; ++i) {
+      const TC_REAL *restrict ai = team->a + c * v->a_cell + i * v->a_row;
+      TC_REAL sum = 0;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t k = 0; k < length; ++k)
+        sum += ai[k] * bc[k];
+      TC_REAL *o = team->out + c * v->out_cell + i * v->out_row;
+      *o = v->sum_into ? *o + sum : sum;
+    }
+  }
 }
 
 /* Right layout: per cell, a vectorised dot product along the contiguous k of
@@ -338,33 +415,13 @@ static tc_err TC_NAME(omp_stream_right)(const omp_view *v, const TC_REAL *a, con
                                         TC_REAL *out) {
   const int64_t length = v->points * v->dims;
   const bool shared_point = v->b_point == 0 && v->points > 1;
-  const int threads = omp_get_max_threads();
+  const int threads = tc_omp_threads();
   omp_scratch scratch = {0};
   if (shared_point)
     TC_CALL(scratch_create(threads, (size_t)length * sizeof(TC_REAL), &scratch));
-#pragma omp parallel num_threads(threads)
-  {
-    TC_REAL *expanded = shared_point ? scratch_slice(&scratch, omp_get_thread_num()) : NULL;
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < v->cells; ++c) {
-      const TC_REAL *restrict bc = b + c * v->b_cell;
-      if (shared_point) {
-        for (int64_t p = 0; p < v->points; ++p)
-          for (int64_t d = 0; d < v->dims; ++d)
-            expanded[p * v->dims + d] = bc[d];
-        bc = expanded;
-      }
-      for (int64_t i = 0; i < v->rows; ++i) {
-        const TC_REAL *restrict ai = a + c * v->a_cell + i * v->a_row;
-        TC_REAL sum = 0;
-#pragma omp simd reduction(+ : sum)
-        for (int64_t k = 0; k < length; ++k)
-          sum += ai[k] * bc[k];
-        TC_REAL *o = out + c * v->out_cell + i * v->out_row;
-        *o = v->sum_into ? *o + sum : sum;
-      }
-    }
-  }
+  TC_NAME(omp_stream_right_team) team = {
+      .v = v, .a = a, .b = b, .out = out, .scratch = shared_point ? &scratch : NULL};
+  tc_omp_team(threads, TC_NAME(omp_stream_right_share), &team);
   scratch_destroy(&scratch);
   return TC_SUCCESS;
 }
@@ -408,40 +465,26 @@ static inline void TC_NAME(omp_stream_segment)(int64_t n, int64_t kg,
   }
 }
 
-/* Left layout. For each collapsed k, A holds one run of C cells per row,
- * the rows adjacent, and B one run of C cells. Work is cut into tiles of
- * (block of rows) x (block of cells), the row blocks of one cell block
- * consecutive: rows of at most TC_OMP_STREAM_TILE_BYTES are taken whole, as
- * many per tile as fit in that size, so that a tile reads one contiguous run
- * of A per k; longer rows are cut into blocks of about that size, over as
- * many rows as keep the tile's output within TC_OMP_STREAM_REUSE_BYTES, so
- * that B's runs are reused from cache by all the rows. Per tile and group of
- * TC_KG values of k, out[tile] (kept in cache across the k loop) takes the
- * products of A's runs and B's runs: A read once, in long unit-stride runs. */
-static tc_err TC_NAME(omp_stream_left)(const omp_view *v, const TC_REAL *a, const TC_REAL *b,
-                                       TC_REAL *out) {
+/* What the threads of omp_stream_left share: the tiles, row_blocks per
+ * block of width cells. */
+typedef struct {
+  const omp_view *v;
+  const TC_REAL *a, *b;
+  TC_REAL *out;
+  int64_t width, row_blocks, tiles;
+} TC_NAME(omp_stream_left_team);
+
+static void TC_NAME(omp_stream_left_share)(void *context, int thread, int threads) {
+  const TC_NAME(omp_stream_left_team) *team = context;
+  const omp_view *v = team->v;
+  const TC_REAL *a = team->a, *b = team->b;
+  TC_REAL *out = team->out;
   const int64_t cells = v->cells, rows = v->rows, length = v->points * v->dims;
-  if (cells == 0 || rows == 0)
-    return TC_SUCCESS;
-  const int threads = omp_get_max_threads();
-  const int64_t size = (int64_t)sizeof(TC_REAL);
-  const int64_t tile_max = TC_OMP_STREAM_TILE_BYTES / size;
-  int64_t cell_blocks = 1, row_blocks;
-  if (cells > tile_max) {
-    cell_blocks = round_up(ceil_div(cells, tile_max), threads);
-    row_blocks = ceil_div(rows, max_int64(1, TC_OMP_STREAM_REUSE_BYTES / size / tile_max));
-  } else {
-    /* Whole rows; the row blocks a multiple of the thread count, and the
-     * cells split too when there are too few rows to go round. */
-    row_blocks = min_int64(rows, round_up(ceil_div(rows * cells, tile_max), threads));
-    if (row_blocks < threads)
-      cell_blocks = threads;
-  }
-  const int64_t width = min_int64(cells, round_up(ceil_div(cells, cell_blocks), TC_VL));
-  cell_blocks = ceil_div(cells, width);
+  const int64_t width = team->width, row_blocks = team->row_blocks;
   const int64_t a_k = collapsed_stride(v, v->a_point, v->a_dim);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t t = 0; t < cell_blocks * row_blocks; ++t) {
+  int64_t first_tile, end_tile;
+  tc_omp_share(team->tiles, thread, threads, &first_tile, &end_tile);
+  for (int64_t t = first_tile; t < end_tile; ++t) {
     const int64_t c0 = t / row_blocks * width, n = min_int64(width, cells - c0);
     const int64_t block = t % row_blocks;
     const int64_t i0 = block * rows / row_blocks, i1 = (block + 1) * rows / row_blocks;
@@ -465,6 +508,43 @@ static tc_err TC_NAME(omp_stream_left)(const omp_view *v, const TC_REAL *a, cons
       }
     }
   }
+}
+
+/* Left layout. For each collapsed k, A holds one run of C cells per row,
+ * the rows adjacent, and B one run of C cells. Work is cut into tiles of
+ * (block of rows) x (block of cells), the row blocks of one cell block
+ * consecutive: rows of at most TC_OMP_STREAM_TILE_BYTES are taken whole, as
+ * many per tile as fit in that size, so that a tile reads one contiguous run
+ * of A per k; longer rows are cut into blocks of about that size, over as
+ * many rows as keep the tile's output within TC_OMP_STREAM_REUSE_BYTES, so
+ * that B's runs are reused from cache by all the rows. Per tile and group of
+ * TC_KG values of k, out[tile] (kept in cache across the k loop) takes the
+ * products of A's runs and B's runs: A read once, in long unit-stride runs. */
+static tc_err TC_NAME(omp_stream_left)(const omp_view *v, const TC_REAL *a, const TC_REAL *b,
+                                       TC_REAL *out) {
+  const int64_t cells = v->cells, rows = v->rows;
+  if (cells == 0 || rows == 0)
+    return TC_SUCCESS;
+  const int threads = tc_omp_threads();
+  const int64_t size = (int64_t)sizeof(TC_REAL);
+  const int64_t tile_max = TC_OMP_STREAM_TILE_BYTES / size;
+  int64_t cell_blocks = 1, row_blocks;
+  if (cells > tile_max) {
+    cell_blocks = round_up(ceil_div(cells, tile_max), threads);
+    row_blocks = ceil_div(rows, max_int64(1, TC_OMP_STREAM_REUSE_BYTES / size / tile_max));
+  } else {
+    /* Whole rows; the row blocks a multiple of the thread count, and the
+     * cells split too when there are too few rows to go round. */
+    row_blocks = min_int64(rows, round_up(ceil_div(rows * cells, tile_max), threads));
+    if (row_blocks < threads)
+      cell_blocks = threads;
+  }
+  const int64_t width = min_int64(cells, round_up(ceil_div(cells, cell_blocks), TC_VL));
+  cell_blocks = ceil_div(cells, width);
+  TC_NAME(omp_stream_left_team) team = {.v = v, .a = a, .b = b, .out = out,
+                                        .width = width, .row_blocks = row_blocks,
+                                        .tiles = cell_blocks * row_blocks};
+  tc_omp_team(threads, TC_NAME(omp_stream_left_share), &team);
   return TC_SUCCESS;
 }
 

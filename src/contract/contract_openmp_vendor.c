@@ -11,10 +11,10 @@
  * most 1024 words, where otrans's per-call cost is larger than the copy).
  * Arithmetic is the working precision's (FMA, no reduced-precision modes). */
 #include <libxsmm.h>
-#include <omp.h>
 #include <stdlib.h>
 
 #include "contract_openmp_vendor.h"
+#include "tc_omp.h"
 
 const char *tc_openmp_vendor_library(void) { return "libxsmm " LIBXSMM_VERSION; }
 
@@ -50,6 +50,37 @@ static void transpose_float(int R, int K, const float *restrict right_c, float *
       a[r + (size_t)R * k] = right_c[(size_t)r * K + k];
 }
 
+/* What the threads of tc_openmp_vendor_run share. */
+typedef struct {
+  int R, K;
+  size_t left_words, out_words, words, element;
+  int64_t cells;
+  libxsmm_dmmfunction gemm_double; /* NULL in float */
+  libxsmm_smmfunction gemm_float;  /* NULL in double */
+  const void *left, *right;
+  void *output;
+  char *buffers; /* per thread, words * element bytes: the transposed right */
+} vendor_team;
+
+/* One thread's cells of tc_openmp_vendor_run. */
+static void vendor_share(void *context, int thread, int threads) {
+  const vendor_team *t = context;
+  void *a = t->buffers + t->words * t->element * (size_t)thread;
+  int64_t begin, end;
+  tc_omp_share(t->cells, thread, threads, &begin, &end);
+  for (int64_t c = begin; c < end; ++c) {
+    if (t->gemm_float) {
+      transpose_float(t->R, t->K, (const float *)t->right + (size_t)c * t->words, a);
+      t->gemm_float(a, (const float *)t->left + (size_t)c * t->left_words,
+                    (float *)t->output + (size_t)c * t->out_words);
+    } else {
+      transpose_double(t->R, t->K, (const double *)t->right + (size_t)c * t->words, a);
+      t->gemm_double(a, (const double *)t->left + (size_t)c * t->left_words,
+                     (double *)t->output + (size_t)c * t->out_words);
+    }
+  }
+}
+
 tc_err tc_openmp_vendor_run(const tc_contraction *s, const void *left, const void *right,
                             void *output) {
   TC_CHECK(tc_openmp_vendor_supports(s), TC_ERR_UNSUPPORTED,
@@ -76,29 +107,17 @@ tc_err tc_openmp_vendor_run(const tc_contraction *s, const void *left, const voi
            (int)K, tc_precision_name(s->precision), libxsmm_get_target_arch());
   const size_t element = (size_t)tc_precision_size(s->precision);
   const size_t words = (size_t)R * (size_t)K;
-  const int threads = omp_get_max_threads();
+  const int threads = tc_omp_threads();
   char *buffers = malloc(words * element * (size_t)threads);
   TC_CHECK(buffers != NULL, TC_ERR_MEMORY,
            "out of memory allocating %zu bytes for the vendor variant's transposes",
            words * element * (size_t)threads);
-  const int64_t cells = s->num_cells;
-  const size_t left_words = (size_t)L * (size_t)K, out_words = (size_t)L * (size_t)R;
-#pragma omp parallel num_threads(threads)
-  {
-    void *a = buffers + words * element * (size_t)omp_get_thread_num();
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < cells; ++c) {
-      if (single) {
-        transpose_float(R, K, (const float *)right + (size_t)c * words, a);
-        gemm_float(a, (const float *)left + (size_t)c * left_words,
-                   (float *)output + (size_t)c * out_words);
-      } else {
-        transpose_double(R, K, (const double *)right + (size_t)c * words, a);
-        gemm_double(a, (const double *)left + (size_t)c * left_words,
-                    (double *)output + (size_t)c * out_words);
-      }
-    }
-  }
+  vendor_team team = {.R = R, .K = K, .left_words = (size_t)L * (size_t)K,
+                      .out_words = (size_t)L * (size_t)R, .words = words, .element = element,
+                      .cells = s->num_cells, .gemm_double = gemm_double,
+                      .gemm_float = gemm_float, .left = left, .right = right, .output = output,
+                      .buffers = buffers};
+  tc_omp_team(threads, vendor_share, &team);
   free(buffers);
   return TC_SUCCESS;
 }

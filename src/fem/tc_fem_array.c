@@ -2,7 +2,7 @@
  * into a contraction's layout and precision. */
 #include "tc_fem_array.h"
 
-#include "tc_fem_omp.h"
+#include "tc_omp.h"
 
 tc_err tc_fem_layout_strides(tc_layout layout, int rank, const int64_t dims[],
                              int64_t strides[]) {
@@ -21,24 +21,43 @@ tc_err tc_fem_layout_strides(tc_layout layout, int rank, const int64_t dims[],
   return TC_SUCCESS;
 }
 
+// What the threads of tc_fem_array_export share.
+typedef struct {
+  int rank;
+  const int64_t *dims, *strides;
+  int64_t inner; // elements per first-index slice
+  const double *values;
+  tc_precision precision;
+  void *output;
+} export_team;
+
+// One thread's first-index slices of tc_fem_array_export.
+static void export_share(void *context, int thread, int threads) {
+  const export_team *t = context;
+  int64_t begin, end;
+  tc_omp_share(t->dims[0], thread, threads, &begin, &end);
+  for (int64_t first = begin; first < end; ++first)
+    for (int64_t e = 0; e < t->inner; ++e) {
+      int64_t offset = first * t->strides[0], rest = e;
+      for (int k = t->rank - 1; k >= 1; --k) {
+        offset += (rest % t->dims[k]) * t->strides[k];
+        rest /= t->dims[k];
+      }
+      tc_fem_store(t->output, t->precision, offset, t->values[first * t->inner + e]);
+    }
+}
+
 tc_err tc_fem_array_export(int rank, const int64_t dims[], const double *values, tc_layout layout,
                            tc_precision precision, void *output) {
   int64_t strides[TC_FEM_ARRAY_MAX_RANK];
   TC_CALL(tc_fem_layout_strides(layout, rank, dims, strides));
   TC_CHECK(precision == TC_DOUBLE || precision == TC_FLOAT, TC_ERR_ARGUMENT,
            "unknown precision %d", (int)precision);
-  int64_t inner = 1; // elements per first-index slice
+  int64_t inner = 1;
   for (int k = 1; k < rank; ++k)
     inner *= dims[k];
-  TC_FEM_PARALLEL_FOR
-  for (int64_t first = 0; first < dims[0]; ++first)
-    for (int64_t e = 0; e < inner; ++e) {
-      int64_t offset = first * strides[0], rest = e;
-      for (int k = rank - 1; k >= 1; --k) {
-        offset += (rest % dims[k]) * strides[k];
-        rest /= dims[k];
-      }
-      tc_fem_store(output, precision, offset, values[first * inner + e]);
-    }
+  export_team team = {.rank = rank, .dims = dims, .strides = strides, .inner = inner,
+                      .values = values, .precision = precision, .output = output};
+  tc_omp_team(tc_omp_threads(), export_share, &team);
   return TC_SUCCESS;
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "tc_fem_array.h"
-#include "tc_fem_omp.h"
+#include "tc_omp.h"
 
 enum { CELL_BLOCK_LEFT = 16 };
 
@@ -55,28 +55,52 @@ transform_block(int64_t first, int64_t last, int num_fields, int64_t num_points,
     }
 }
 
-// Runs transform_block over every block of cells, specialised per precision.
+// What the threads of transform share.
+typedef struct {
+  int64_t num_cells, block;
+  int num_fields;
+  int64_t num_points;
+  const double *reference, *inverse_jacobians, *measures;
+  const int64_t *s;
+  tc_precision precision;
+  int gradient;
+  void *output;
+} transform_team;
+
+// One thread's blocks of cells of transform, specialised per precision.
+static void transform_share(void *context, int thread, int threads) {
+  const transform_team *t = context;
+  const int64_t num_blocks = (t->num_cells + t->block - 1) / t->block;
+  int64_t begin, end;
+  tc_omp_share(num_blocks, thread, threads, &begin, &end);
+  for (int64_t b = begin; b < end; ++b) {
+    const int64_t first = b * t->block;
+    const int64_t last = first + t->block < t->num_cells ? first + t->block : t->num_cells;
+    if (t->precision == TC_FLOAT && t->gradient)
+      transform_block(first, last, t->num_fields, t->num_points, t->reference,
+                      t->inverse_jacobians, t->measures, t->s, TC_FLOAT, 1, t->output);
+    else if (t->precision == TC_FLOAT)
+      transform_block(first, last, t->num_fields, t->num_points, t->reference, NULL, t->measures,
+                      t->s, TC_FLOAT, 0, t->output);
+    else if (t->gradient)
+      transform_block(first, last, t->num_fields, t->num_points, t->reference,
+                      t->inverse_jacobians, t->measures, t->s, TC_DOUBLE, 1, t->output);
+    else
+      transform_block(first, last, t->num_fields, t->num_points, t->reference, NULL, t->measures,
+                      t->s, TC_DOUBLE, 0, t->output);
+  }
+}
+
+// Runs transform_block over every block of cells on the OpenMP threads.
 static void transform(int64_t num_cells, int64_t block, int num_fields, int64_t num_points,
                       const double *reference, const double *inverse_jacobians,
                       const double *measures, const int64_t s[4], tc_precision precision,
                       int gradient, void *output) {
-  const int64_t num_blocks = (num_cells + block - 1) / block;
-  TC_FEM_PARALLEL_FOR
-  for (int64_t b = 0; b < num_blocks; ++b) {
-    const int64_t first = b * block, last = first + block < num_cells ? first + block : num_cells;
-    if (precision == TC_FLOAT && gradient)
-      transform_block(first, last, num_fields, num_points, reference, inverse_jacobians, measures,
-                      s, TC_FLOAT, 1, output);
-    else if (precision == TC_FLOAT)
-      transform_block(first, last, num_fields, num_points, reference, NULL, measures, s, TC_FLOAT,
-                      0, output);
-    else if (gradient)
-      transform_block(first, last, num_fields, num_points, reference, inverse_jacobians, measures,
-                      s, TC_DOUBLE, 1, output);
-    else
-      transform_block(first, last, num_fields, num_points, reference, NULL, measures, s, TC_DOUBLE,
-                      0, output);
-  }
+  transform_team team = {.num_cells = num_cells, .block = block, .num_fields = num_fields,
+                         .num_points = num_points, .reference = reference,
+                         .inverse_jacobians = inverse_jacobians, .measures = measures, .s = s,
+                         .precision = precision, .gradient = gradient, .output = output};
+  tc_omp_team(tc_omp_threads(), transform_share, &team);
 }
 
 tc_err tc_hgrad_values(int64_t num_cells, int num_fields, int64_t num_points,

@@ -12,6 +12,7 @@
 #include "tc_function_space.h"
 #include "tc_geometry.h"
 #include "tc_loop_backend.h"
+#include "tc_omp.h"
 #include "tc_physics_builder.h"
 #include "tc_physics_fused.h"
 
@@ -126,15 +127,30 @@ static tc_err host_begin_step(tc_loop *loop) {
   return TC_SUCCESS;
 }
 
-static tc_err host_geometry(tc_loop *loop, int64_t begin, int64_t cells) {
-  host_state *h = loop->state;
-  const tc_mesh_local *m = loop->local;
-  const int64_t F = loop->num_fields, P = loop->num_points;
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < cells; ++c)
+/* The node coordinates of a batch's cells, which its threads copy. */
+typedef struct {
+  const tc_loop *loop;
+  int64_t begin, cells;
+} coords_team;
+
+static void coords_share(void *context, int thread, int threads) {
+  const coords_team *team = context;
+  const host_state *h = team->loop->state;
+  const tc_mesh_local *m = team->loop->local;
+  const int64_t F = team->loop->num_fields;
+  int64_t first, end;
+  tc_omp_share(team->cells, thread, threads, &first, &end);
+  for (int64_t c = first; c < end; ++c)
     for (int64_t a = 0; a < F; ++a)
       memcpy(h->node_coords + (c * F + a) * 3,
-             m->coords + 3 * m->cell_nodes[(begin + c) * F + a], 3 * sizeof(double));
+             m->coords + 3 * m->cell_nodes[(team->begin + c) * F + a], 3 * sizeof(double));
+}
+
+static tc_err host_geometry(tc_loop *loop, int64_t begin, int64_t cells) {
+  host_state *h = loop->state;
+  const int64_t F = loop->num_fields, P = loop->num_points;
+  coords_team coords = {.loop = loop, .begin = begin, .cells = cells};
+  tc_omp_team(tc_omp_threads(), coords_share, &coords);
   TC_CALL(tc_geometry_jacobians(cells, (int)F, h->node_coords, P, loop->ref_gradients,
                                 h->jacobians));
   tc_err err = tc_geometry_invert_jacobians(cells, P, h->jacobians, h->determinants, h->inverses);
@@ -197,19 +213,35 @@ static tc_err host_fused_elasticity(tc_loop *loop, int64_t cells) {
                                      loop->precision, &outputs);
 }
 
+/* A batch's element matrices, which its threads copy. */
+typedef struct {
+  double *kept;
+  int64_t N;
+  const tc_element_block *block;
+} kept_team;
+
+static void kept_share(void *context, int thread, int threads) {
+  const kept_team *t = context;
+  const int64_t N = t->N;
+  int64_t begin, end;
+  tc_omp_share(t->block->batch_cells, thread, threads, &begin, &end);
+  for (int64_t c = begin; c < end; ++c)
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        t->kept[((t->block->cell_begin + c) * N + i) * N + j] =
+            tc_element_block_get(t->block, N, N, c, i, j);
+}
+
 /* Copies a FieldField output of the batch into the element-matrix array,
  * row-major [cells][N][N]. */
 static void keep_element_matrices(tc_loop *loop, tc_kernel kernel, const tc_element_block *block) {
   double *kept = loop->results.element_matrices[kernel];
   if (!kept)
     return;
-  const int64_t N = loop->num_fields * (tc_physics_kernel_components(kernel) == 3 ? 3 : 1);
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < block->batch_cells; ++c)
-    for (int64_t i = 0; i < N; ++i)
-      for (int64_t j = 0; j < N; ++j)
-        kept[((block->cell_begin + c) * N + i) * N + j] =
-            tc_element_block_get(block, N, N, c, i, j);
+  kept_team team = {.kept = kept,
+                    .N = loop->num_fields * (tc_physics_kernel_components(kernel) == 3 ? 3 : 1),
+                    .block = block};
+  tc_omp_team(tc_omp_threads(), kept_share, &team);
 }
 
 static tc_err host_assemble(tc_loop *loop, int64_t begin, int64_t cells) {

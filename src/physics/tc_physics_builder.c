@@ -11,9 +11,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+
+#include "tc_omp.h"
 
 struct tc_physics_builder {
   bool needed[TC_INPUT_COUNT];
@@ -101,11 +100,7 @@ static tc_err builder_setup(tc_physics_builder *b) {
       TC_CALL(left_places(i, F, P, &b->places[i]));
   }
   b->per_thread = (used + 7) / 8 * 8; /* whole cache lines apart */
-#ifdef _OPENMP
-  b->threads = omp_get_max_threads();
-#else
-  b->threads = 1;
-#endif
+  b->threads = tc_omp_threads();
   TC_CALLOC(b->scratch, b->per_thread * b->threads);
   return TC_SUCCESS;
 }
@@ -278,6 +273,34 @@ static void place_cell(const tc_physics_builder *b, int64_t c, int64_t C,
   }
 }
 
+/* What the threads of tc_physics_build_inputs share. */
+typedef struct {
+  const tc_physics_builder *builder;
+  const tc_physics_batch *batch;
+  void *const *outputs;
+} build_team;
+
+/* One thread's cells of tc_physics_build_inputs, through its own slice of
+ * the cell buffers. */
+static void build_share(void *context, int thread, int threads) {
+  const build_team *team = context;
+  const tc_physics_builder *b = team->builder;
+  const int64_t C = team->batch->num_cells;
+  double *mine = b->scratch + (int64_t)thread * b->per_thread;
+  int64_t begin, end;
+  tc_omp_share(C, thread, threads, &begin, &end);
+  for (int64_t c = begin; c < end; ++c) {
+    double *dst[TC_INPUT_COUNT] = {0};
+    for (int i = 0; i < TC_INPUT_COUNT; ++i)
+      if (b->needed[i])
+        dst[i] = b->direct ? (double *)team->outputs[i] + c * b->per_cell[i]
+                           : mine + b->buffer_at[i];
+    build_cell(b, team->batch, c, mine, dst);
+    if (!b->direct)
+      place_cell(b, c, C, dst, team->outputs);
+  }
+}
+
 tc_err tc_physics_build_inputs(const tc_physics_builder *b, const tc_physics_batch *batch,
                                void *const outputs[TC_INPUT_COUNT]) {
   TC_CHECK(batch->num_fields == b->num_fields && batch->num_points == b->num_points &&
@@ -285,25 +308,8 @@ tc_err tc_physics_build_inputs(const tc_physics_builder *b, const tc_physics_bat
            TC_ERR_ARGUMENT, "a batch of %lld cells, %lld fields, %lld points for a builder of "
            "%lld fields, %lld points", (long long)batch->num_cells, (long long)batch->num_fields,
            (long long)batch->num_points, (long long)b->num_fields, (long long)b->num_points);
-  const int64_t C = batch->num_cells;
-#pragma omp parallel num_threads(b->threads)
-  {
-#ifdef _OPENMP
-    double *mine = b->scratch + (int64_t)omp_get_thread_num() * b->per_thread;
-#else
-    double *mine = b->scratch;
-#endif
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < C; ++c) {
-      double *dst[TC_INPUT_COUNT] = {0};
-      for (int i = 0; i < TC_INPUT_COUNT; ++i)
-        if (b->needed[i])
-          dst[i] = b->direct ? (double *)outputs[i] + c * b->per_cell[i] : mine + b->buffer_at[i];
-      build_cell(b, batch, c, mine, dst);
-      if (!b->direct)
-        place_cell(b, c, C, dst, outputs);
-    }
-  }
+  build_team team = {.builder = b, .batch = batch, .outputs = outputs};
+  tc_omp_team(b->threads, build_share, &team);
   return TC_SUCCESS;
 }
 

@@ -6,6 +6,8 @@
 
 #include <stdlib.h>
 
+#include "tc_omp.h"
+
 /* The value as the run's precision stores it. */
 static double rounded(double value, tc_precision precision) {
   return precision == TC_FLOAT ? (double)(float)value : value;
@@ -52,48 +54,67 @@ static void store(void *array, tc_precision precision, int64_t offset, double va
     ((float *)array)[offset] = (float)value;
 }
 
+/* What the threads of tc_physics_fused_elasticity share. */
+typedef struct {
+  const tc_physics_batch *batch;
+  const tc_physics_fields *fields;
+  tc_precision precision;
+  bool left;
+  const tc_physics_fused_outputs *outputs;
+  double *scratch; /* per thread, per_thread doubles: the sums and one point's rows */
+  int64_t per_thread;
+} fused_team;
+
+/* One thread's cells of tc_physics_fused_elasticity. */
+static void fused_share(void *context, int thread, int threads) {
+  const fused_team *t = context;
+  const tc_physics_batch *b = t->batch;
+  const tc_physics_fused_outputs *outputs = t->outputs;
+  const tc_precision precision = t->precision;
+  const bool left = t->left;
+  const int64_t C = b->num_cells, N = 3 * b->num_fields, rows = N + 1;
+  double *acc = t->scratch + (int64_t)thread * t->per_thread, *A = acc + rows * rows,
+         *B = A + rows * 9;
+  int64_t begin, end;
+  tc_omp_share(C, thread, threads, &begin, &end);
+  for (int64_t c = begin; c < end; ++c) {
+    for (int64_t e = 0; e < rows * rows; ++e)
+      acc[e] = 0.0;
+    for (int64_t q = 0; q < b->num_points; ++q) {
+      point_rows(b, t->fields, c, q, precision, A, B);
+      for (int64_t l = 0; l < rows; ++l)
+        for (int64_t r = 0; r < rows; ++r) {
+          double sum = acc[l * rows + r];
+          for (int k = 0; k < 9; ++k)
+            sum += A[l * 9 + k] * B[r * 9 + k];
+          acc[l * rows + r] = sum;
+        }
+    }
+    if (outputs->stiffness)
+      for (int64_t l = 0; l < N; ++l)
+        for (int64_t r = 0; r < N; ++r)
+          store(outputs->stiffness, precision, left ? c + C * (l + N * r) : (c * N + l) * N + r,
+                acc[l * rows + r]);
+    if (outputs->internal_force)
+      for (int64_t r = 0; r < N; ++r)
+        store(outputs->internal_force, precision, left ? c + C * r : c * N + r,
+              acc[N * rows + r]);
+    if (outputs->stress_strain)
+      store(outputs->stress_strain, precision, c, acc[N * rows + N]);
+  }
+}
+
 tc_err tc_physics_fused_elasticity(const tc_physics_batch *batch, const tc_physics_fields *fields,
                                    tc_layout layout, tc_precision precision,
                                    const tc_physics_fused_outputs *outputs) {
-  const tc_physics_batch *b = batch;
-  const int64_t C = b->num_cells, N = 3 * b->num_fields, rows = N + 1;
-  const bool left = layout == TC_LAYOUT_LEFT;
-  int failed = 0;
-#pragma omp parallel reduction(| : failed)
-  {
-    double *scratch = malloc((size_t)(rows * rows + 2 * rows * 9) * sizeof *scratch);
-    failed = scratch == NULL;
-    double *acc = scratch, *A = acc + rows * rows, *B = A + rows * 9;
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < C; ++c) {
-      if (failed)
-        continue;
-      for (int64_t e = 0; e < rows * rows; ++e)
-        acc[e] = 0.0;
-      for (int64_t q = 0; q < b->num_points; ++q) {
-        point_rows(b, fields, c, q, precision, A, B);
-        for (int64_t l = 0; l < rows; ++l)
-          for (int64_t r = 0; r < rows; ++r) {
-            double sum = acc[l * rows + r];
-            for (int k = 0; k < 9; ++k)
-              sum += A[l * 9 + k] * B[r * 9 + k];
-            acc[l * rows + r] = sum;
-          }
-      }
-      if (outputs->stiffness)
-        for (int64_t l = 0; l < N; ++l)
-          for (int64_t r = 0; r < N; ++r)
-            store(outputs->stiffness, precision,
-                  left ? c + C * (l + N * r) : (c * N + l) * N + r, acc[l * rows + r]);
-      if (outputs->internal_force)
-        for (int64_t r = 0; r < N; ++r)
-          store(outputs->internal_force, precision, left ? c + C * r : c * N + r,
-                acc[N * rows + r]);
-      if (outputs->stress_strain)
-        store(outputs->stress_strain, precision, c, acc[N * rows + N]);
-    }
-    free(scratch);
-  }
-  TC_CHECK(!failed, TC_ERR_MEMORY, "out of memory in the fused elasticity");
+  const int64_t rows = 3 * batch->num_fields + 1;
+  const int threads = tc_omp_threads();
+  fused_team team = {.batch = batch, .fields = fields, .precision = precision,
+                     .left = layout == TC_LAYOUT_LEFT, .outputs = outputs,
+                     .per_thread = rows * rows + 2 * rows * 9};
+  team.scratch = malloc((size_t)(team.per_thread * threads) * sizeof *team.scratch);
+  TC_CHECK(team.scratch != NULL, TC_ERR_MEMORY, "out of memory in the fused elasticity");
+  tc_omp_team(threads, fused_share, &team);
+  free(team.scratch);
   return TC_SUCCESS;
 }
