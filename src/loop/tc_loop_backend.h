@@ -66,4 +66,10 @@ typedef struct tc_loop_backend {
 extern const tc_loop_backend tc_loop_backend_host;
 extern const tc_loop_backend tc_loop_backend_cuda;
 
+/// The host backend's budget of a rank's batch arrays, in bytes, for a rank
+/// of `threads` threads: a quarter of the cache per core beyond L1
+/// (bench_machine_cache_estimate), times the threads. tc_memory's estimate
+/// uses it too.
+double tc_loop_host_batch_bytes(int threads);
+
 #endif

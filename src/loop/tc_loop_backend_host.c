@@ -53,13 +53,15 @@ static void host_destroy(tc_loop *loop) {
  * few per cent of the best and clear of the cliff. */
 static const double cache_share = 0.25;
 
-/* The budget of a rank's batch arrays: cache_share of the cache per core
- * beyond L1 (bench_machine_cache_estimate: sysfs, else L2 from CPUID and an
- * assumed L3 share), times the rank's threads. */
-static tc_err host_batch_budget(const tc_loop *loop, double *bytes) {
+/* cache_share of the cache per core beyond L1 (bench_machine_cache_estimate:
+ * sysfs, else L2 from CPUID and an assumed L3 share), times the threads. */
+double tc_loop_host_batch_bytes(int threads) {
   const size_t cache = bench_machine_cache_estimate(NULL);
-  const int threads = tc_device_num_threads(loop->device);
-  *bytes = cache_share * (double)cache * (threads > 0 ? threads : 1);
+  return cache_share * (double)cache * (threads > 0 ? threads : 1);
+}
+
+static tc_err host_batch_budget(const tc_loop *loop, double *bytes) {
+  *bytes = tc_loop_host_batch_bytes(tc_device_num_threads(loop->device));
   return TC_SUCCESS;
 }
 

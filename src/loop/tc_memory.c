@@ -14,19 +14,16 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "bench_roofline.h"
+#include "tc_loop_backend.h"
 #include "tc_mesh.h"
 #include "tc_physics.h"
 
 /* The budget of the assembly loop's batch arrays when run.batch_cells = 0
- * on a host backend, as tc_loop_backend_host.c sets it: a quarter of the
- * cache per core beyond L1 (bench_machine_cache_estimate), times the rank's
- * threads (here run.threads, or every processor when it is 0: an upper
- * bound). */
+ * on a host backend (tc_loop_host_batch_bytes), for the rank's threads: here
+ * run.threads, or every processor when it is 0 (an upper bound). */
 static double batch_budget(const tc_config *config) {
-  const double cache = (double)bench_machine_cache_estimate(NULL);
   long threads = config->threads > 0 ? (long)config->threads : sysconf(_SC_NPROCESSORS_ONLN);
-  return 0.25 * cache * (double)(threads > 0 ? threads : 1);
+  return tc_loop_host_batch_bytes(threads > 0 ? (int)threads : 1);
 }
 /* The results file's read-back buffer at most (tc_output_transfer.c). */
 static const double read_back_bytes = 64.0 * 1024 * 1024;
