@@ -183,7 +183,12 @@ tc_err tc_loop_measure_ceilings(const tc_device *device, int ranks_on_node,
                ranks_on_node, threads, threads == 1 ? "" : "s", processors);
       return TC_SUCCESS;
     }
-    TC_CALL(bench_roofline_measure_with(threads, 2 * bench_machine_last_level_cache(),
+    /* The ranks of the node measure together: each rank's arrays are twice
+     * its share of the last-level cache, so that together they exceed the
+     * cache as one rank's would alone, and each rank first-touches (the
+     * most of the measurement's time) only its share. */
+    const size_t ranks = (size_t)(ranks_on_node > 0 ? ranks_on_node : 1);
+    TC_CALL(bench_roofline_measure_with(threads, 2 * bench_machine_last_level_cache() / ranks,
                                         &bench_roofline_brief, &measured));
   }
   ceilings->measured = true;

@@ -37,14 +37,15 @@ typedef struct {
 } tc_loop_ceilings;
 
 /// Measures the ceilings of this rank's device once, briefly: on a CPU
-/// (serial, OpenMP) STREAM copy over arrays twice the last-level cache and
-/// the FMA peak on the device's threads (bench_roofline_brief); on a GPU the
-/// device's copy bandwidth and FMA peak (bench_roofline_measure_cuda). The
-/// ranks of a node should measure together, so that each gets its share of
-/// what they share (memory bandwidth). A CPU rank does not measure when
-/// ranks_on_node times its threads exceed the node's processors (each would
-/// find a core it does not own): measured = false, with a note. Not
-/// collective.
+/// (serial, OpenMP) STREAM copy over arrays twice the rank's share of the
+/// last-level cache (its size over ranks_on_node) and the FMA peak on the
+/// device's threads (bench_roofline_brief); on a GPU the device's copy
+/// bandwidth and FMA peak (bench_roofline_measure_cuda). The ranks of a node
+/// should measure together, so that each gets its share of what they share
+/// (memory bandwidth, and the cache their arrays together overflow). A CPU
+/// rank does not measure when ranks_on_node times its threads exceed the
+/// node's processors (each would find a core it does not own): measured =
+/// false, with a note. Not collective.
 tc_err tc_loop_measure_ceilings(const tc_device *device, int ranks_on_node,
                                 tc_loop_ceilings *ceilings);
 
