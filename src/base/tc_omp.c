@@ -26,3 +26,22 @@ void tc_omp_team(int threads, tc_omp_body *body, void *context) {
 #endif
   body(context, 0, 1);
 }
+
+/* What the threads of tc_omp_for share. */
+typedef struct {
+  int64_t count;
+  tc_omp_range *range;
+  void *context;
+} for_team;
+
+static void for_share(void *context, int thread, int threads) {
+  const for_team *team = context;
+  int64_t begin, end;
+  tc_omp_share(team->count, thread, threads, &begin, &end);
+  team->range(team->context, begin, end);
+}
+
+void tc_omp_for(int64_t count, tc_omp_range *range, void *context) {
+  for_team team = {.count = count, .range = range, .context = context};
+  tc_omp_team(tc_omp_threads(), for_share, &team);
+}

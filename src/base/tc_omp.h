@@ -24,6 +24,14 @@ int tc_omp_threads(void);
 /// without starting a region.
 void tc_omp_team(int threads, tc_omp_body *body, void *context);
 
+/// A loop's body over the items [begin, end).
+typedef void tc_omp_range(void *context, int64_t begin, int64_t end);
+
+/// Runs range over [0, count) on the OpenMP threads (tc_omp_threads() of
+/// them, through tc_omp_team), each thread its tc_omp_share of the items:
+/// for loops whose body needs no per-thread state.
+void tc_omp_for(int64_t count, tc_omp_range *range, void *context);
+
 /// Thread `thread` of `threads`'s part [*begin, *end) of `count` items, as
 /// schedule(static) splits them: contiguous, the first count % threads
 /// threads one item more.

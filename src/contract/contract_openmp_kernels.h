@@ -38,11 +38,9 @@ typedef struct {
   TC_REAL *out;
 } TC_NAME(omp_flat_team);
 
-static void TC_NAME(omp_flat_share)(void *context, int thread, int threads) {
+static void TC_NAME(omp_flat_range)(void *context, int64_t begin, int64_t end) {
   const TC_NAME(omp_flat_team) *team = context;
   const omp_view *v = team->v;
-  int64_t begin, end;
-  tc_omp_share(v->cells, thread, threads, &begin, &end);
   for (int64_t c = begin; c < end; ++c)
     for (int64_t i = 0; i < v->rows; ++i)
       for (int64_t j = 0; j < v->cols; ++j) {
@@ -59,7 +57,7 @@ static void TC_NAME(omp_flat_share)(void *context, int thread, int threads) {
 
 static void TC_NAME(omp_flat)(const omp_view *v, const void *a, const void *b, void *out) {
   TC_NAME(omp_flat_team) team = {.v = v, .a = a, .b = b, .out = out};
-  tc_omp_team(tc_omp_threads(), TC_NAME(omp_flat_share), &team);
+  tc_omp_for(v->cells, TC_NAME(omp_flat_range), &team);
 }
 
 /* Right layout micro-kernel: ct[MR x NR, row stride ldc] = (accumulate ? ct
@@ -474,7 +472,7 @@ typedef struct {
   int64_t width, row_blocks, tiles;
 } TC_NAME(omp_stream_left_team);
 
-static void TC_NAME(omp_stream_left_share)(void *context, int thread, int threads) {
+static void TC_NAME(omp_stream_left_range)(void *context, int64_t first_tile, int64_t end_tile) {
   const TC_NAME(omp_stream_left_team) *team = context;
   const omp_view *v = team->v;
   const TC_REAL *a = team->a, *b = team->b;
@@ -482,8 +480,6 @@ static void TC_NAME(omp_stream_left_share)(void *context, int thread, int thread
   const int64_t cells = v->cells, rows = v->rows, length = v->points * v->dims;
   const int64_t width = team->width, row_blocks = team->row_blocks;
   const int64_t a_k = collapsed_stride(v, v->a_point, v->a_dim);
-  int64_t first_tile, end_tile;
-  tc_omp_share(team->tiles, thread, threads, &first_tile, &end_tile);
   for (int64_t t = first_tile; t < end_tile; ++t) {
     const int64_t c0 = t / row_blocks * width, n = min_int64(width, cells - c0);
     const int64_t block = t % row_blocks;
@@ -544,7 +540,7 @@ static tc_err TC_NAME(omp_stream_left)(const omp_view *v, const TC_REAL *a, cons
   TC_NAME(omp_stream_left_team) team = {.v = v, .a = a, .b = b, .out = out,
                                         .width = width, .row_blocks = row_blocks,
                                         .tiles = cell_blocks * row_blocks};
-  tc_omp_team(threads, TC_NAME(omp_stream_left_share), &team);
+  tc_omp_for(team.tiles, TC_NAME(omp_stream_left_range), &team);
   return TC_SUCCESS;
 }
 

@@ -31,11 +31,9 @@ typedef struct {
   void *output;
 } export_team;
 
-// One thread's first-index slices of tc_fem_array_export.
-static void export_share(void *context, int thread, int threads) {
+// The first-index slices [begin, end) of tc_fem_array_export.
+static void export_range(void *context, int64_t begin, int64_t end) {
   const export_team *t = context;
-  int64_t begin, end;
-  tc_omp_share(t->dims[0], thread, threads, &begin, &end);
   for (int64_t first = begin; first < end; ++first)
     for (int64_t e = 0; e < t->inner; ++e) {
       int64_t offset = first * t->strides[0], rest = e;
@@ -58,6 +56,6 @@ tc_err tc_fem_array_export(int rank, const int64_t dims[], const double *values,
     inner *= dims[k];
   export_team team = {.rank = rank, .dims = dims, .strides = strides, .inner = inner,
                       .values = values, .precision = precision, .output = output};
-  tc_omp_team(tc_omp_threads(), export_share, &team);
+  tc_omp_for(dims[0], export_range, &team);
   return TC_SUCCESS;
 }

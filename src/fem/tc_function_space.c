@@ -67,12 +67,9 @@ typedef struct {
   void *output;
 } transform_team;
 
-// One thread's blocks of cells of transform, specialised per precision.
-static void transform_share(void *context, int thread, int threads) {
+// The blocks of cells [begin, end) of transform, specialised per precision.
+static void transform_range(void *context, int64_t begin, int64_t end) {
   const transform_team *t = context;
-  const int64_t num_blocks = (t->num_cells + t->block - 1) / t->block;
-  int64_t begin, end;
-  tc_omp_share(num_blocks, thread, threads, &begin, &end);
   for (int64_t b = begin; b < end; ++b) {
     const int64_t first = b * t->block;
     const int64_t last = first + t->block < t->num_cells ? first + t->block : t->num_cells;
@@ -100,7 +97,7 @@ static void transform(int64_t num_cells, int64_t block, int num_fields, int64_t 
                          .num_points = num_points, .reference = reference,
                          .inverse_jacobians = inverse_jacobians, .measures = measures, .s = s,
                          .precision = precision, .gradient = gradient, .output = output};
-  tc_omp_team(tc_omp_threads(), transform_share, &team);
+  tc_omp_for((num_cells + block - 1) / block, transform_range, &team);
 }
 
 tc_err tc_hgrad_values(int64_t num_cells, int num_fields, int64_t num_points,

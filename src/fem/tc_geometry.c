@@ -12,28 +12,6 @@ typedef struct {
   double *out, *inverses;
 } geometry_args;
 
-/* The cells [begin, end) of a geometry function. */
-typedef void geometry_cells(const geometry_args *g, int64_t begin, int64_t end);
-
-typedef struct {
-  int64_t num_cells;
-  geometry_cells *cells;
-  const geometry_args *args;
-} geometry_team;
-
-static void geometry_share(void *context, int thread, int threads) {
-  const geometry_team *team = context;
-  int64_t begin, end;
-  tc_omp_share(team->num_cells, thread, threads, &begin, &end);
-  team->cells(team->args, begin, end);
-}
-
-/* cells over [0, num_cells) on the OpenMP threads (tc_omp_team). */
-static void for_cells(int64_t num_cells, geometry_cells *cells, const geometry_args *args) {
-  geometry_team team = {.num_cells = num_cells, .cells = cells, .args = args};
-  tc_omp_team(tc_omp_threads(), geometry_share, &team);
-}
-
 static tc_err check_counts(int64_t num_cells, int nodes_per_cell, int64_t num_points) {
   TC_CHECK(num_cells >= 0 && num_points >= 0 && nodes_per_cell >= 1, TC_ERR_ARGUMENT,
            "bad geometry batch: %lld cells, %d nodes per cell, %lld points", (long long)num_cells,
@@ -53,7 +31,8 @@ static tc_err check_orientation(int64_t num_cells, int64_t num_points, const dou
   return TC_SUCCESS;
 }
 
-static void jacobian_cells(const geometry_args *g, int64_t begin, int64_t end) {
+static void jacobian_cells(void *context, int64_t begin, int64_t end) {
+  const geometry_args *g = context;
   const int64_t num_points = g->num_points;
   const int nodes_per_cell = g->nodes_per_cell;
   for (int64_t c = begin; c < end; ++c) {
@@ -77,13 +56,14 @@ static void jacobian_cells(const geometry_args *g, int64_t begin, int64_t end) {
 tc_err tc_geometry_jacobians(int64_t num_cells, int nodes_per_cell, const double *node_coords,
                              int64_t num_points, const double *ref_gradients, double *jacobians) {
   TC_CALL(check_counts(num_cells, nodes_per_cell, num_points));
-  const geometry_args g = {.num_points = num_points, .nodes_per_cell = nodes_per_cell,
+  geometry_args g = {.num_points = num_points, .nodes_per_cell = nodes_per_cell,
                            .node_coords = node_coords, .ref = ref_gradients, .out = jacobians};
-  for_cells(num_cells, jacobian_cells, &g);
+  tc_omp_for(num_cells, jacobian_cells, &g);
   return TC_SUCCESS;
 }
 
-static void inverse_cells(const geometry_args *g, int64_t begin, int64_t end) {
+static void inverse_cells(void *context, int64_t begin, int64_t end) {
+  const geometry_args *g = context;
   const int64_t num_points = g->num_points;
   for (int64_t c = begin; c < end; ++c)
     for (int64_t p = 0; p < num_points; ++p) {
@@ -114,13 +94,14 @@ static void inverse_cells(const geometry_args *g, int64_t begin, int64_t end) {
 tc_err tc_geometry_invert_jacobians(int64_t num_cells, int64_t num_points, const double *jacobians,
                                     double *determinants, double *inverses) {
   TC_CALL(check_counts(num_cells, 1, num_points));
-  const geometry_args g = {.num_points = num_points, .jacobians = jacobians,
+  geometry_args g = {.num_points = num_points, .jacobians = jacobians,
                            .out = determinants, .inverses = inverses};
-  for_cells(num_cells, inverse_cells, &g);
+  tc_omp_for(num_cells, inverse_cells, &g);
   return check_orientation(num_cells, num_points, determinants);
 }
 
-static void measure_cells(const geometry_args *g, int64_t begin, int64_t end) {
+static void measure_cells(void *context, int64_t begin, int64_t end) {
+  const geometry_args *g = context;
   const int64_t num_points = g->num_points;
   for (int64_t c = begin; c < end; ++c)
     for (int64_t p = 0; p < num_points; ++p)
@@ -131,13 +112,14 @@ tc_err tc_geometry_measures(int64_t num_cells, int64_t num_points, const double 
                             const double *weights, double *measures) {
   TC_CALL(check_counts(num_cells, 1, num_points));
   TC_CALL(check_orientation(num_cells, num_points, determinants));
-  const geometry_args g = {.num_points = num_points, .determinants = determinants,
+  geometry_args g = {.num_points = num_points, .determinants = determinants,
                            .weights = weights, .out = measures};
-  for_cells(num_cells, measure_cells, &g);
+  tc_omp_for(num_cells, measure_cells, &g);
   return TC_SUCCESS;
 }
 
-static void point_cells(const geometry_args *g, int64_t begin, int64_t end) {
+static void point_cells(void *context, int64_t begin, int64_t end) {
+  const geometry_args *g = context;
   const int64_t num_points = g->num_points;
   const int nodes_per_cell = g->nodes_per_cell;
   for (int64_t c = begin; c < end; ++c) {
@@ -157,8 +139,8 @@ tc_err tc_geometry_physical_points(int64_t num_cells, int nodes_per_cell,
                                    const double *node_coords, int64_t num_points,
                                    const double *ref_values, double *points) {
   TC_CALL(check_counts(num_cells, nodes_per_cell, num_points));
-  const geometry_args g = {.num_points = num_points, .nodes_per_cell = nodes_per_cell,
+  geometry_args g = {.num_points = num_points, .nodes_per_cell = nodes_per_cell,
                            .node_coords = node_coords, .ref = ref_values, .out = points};
-  for_cells(num_cells, point_cells, &g);
+  tc_omp_for(num_cells, point_cells, &g);
   return TC_SUCCESS;
 }

@@ -135,13 +135,11 @@ typedef struct {
   int64_t begin, cells;
 } coords_team;
 
-static void coords_share(void *context, int thread, int threads) {
+static void coords_range(void *context, int64_t first, int64_t end) {
   const coords_team *team = context;
   const host_state *h = team->loop->state;
   const tc_mesh_local *m = team->loop->local;
   const int64_t F = team->loop->num_fields;
-  int64_t first, end;
-  tc_omp_share(team->cells, thread, threads, &first, &end);
   for (int64_t c = first; c < end; ++c)
     for (int64_t a = 0; a < F; ++a)
       memcpy(h->node_coords + (c * F + a) * 3,
@@ -152,7 +150,7 @@ static tc_err host_geometry(tc_loop *loop, int64_t begin, int64_t cells) {
   host_state *h = loop->state;
   const int64_t F = loop->num_fields, P = loop->num_points;
   coords_team coords = {.loop = loop, .begin = begin, .cells = cells};
-  tc_omp_team(tc_omp_threads(), coords_share, &coords);
+  tc_omp_for(cells, coords_range, &coords);
   TC_CALL(tc_geometry_jacobians(cells, (int)F, h->node_coords, P, loop->ref_gradients,
                                 h->jacobians));
   tc_err err = tc_geometry_invert_jacobians(cells, P, h->jacobians, h->determinants, h->inverses);
@@ -222,11 +220,9 @@ typedef struct {
   const tc_element_block *block;
 } kept_team;
 
-static void kept_share(void *context, int thread, int threads) {
+static void kept_range(void *context, int64_t begin, int64_t end) {
   const kept_team *t = context;
   const int64_t N = t->N;
-  int64_t begin, end;
-  tc_omp_share(t->block->batch_cells, thread, threads, &begin, &end);
   for (int64_t c = begin; c < end; ++c)
     for (int64_t i = 0; i < N; ++i)
       for (int64_t j = 0; j < N; ++j)
@@ -243,7 +239,7 @@ static void keep_element_matrices(tc_loop *loop, tc_kernel kernel, const tc_elem
   kept_team team = {.kept = kept,
                     .N = loop->num_fields * (tc_physics_kernel_components(kernel) == 3 ? 3 : 1),
                     .block = block};
-  tc_omp_team(tc_omp_threads(), kept_share, &team);
+  tc_omp_for(block->batch_cells, kept_range, &team);
 }
 
 static tc_err host_assemble(tc_loop *loop, int64_t begin, int64_t cells) {
