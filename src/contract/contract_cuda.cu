@@ -139,13 +139,16 @@ enum tile_config {
 /// Tensor-core tiles (double only, contract_cuda_mma*.cuh), for cells too big
 /// for the whole-cell tile (run_mma tries that first): MMA_32, a 32 x 32 output tile per block of 4
 /// warps, k walked 32 at a time, 3 stages; MMA_64, where A's and B's rows are
-/// 16-byte aligned (K even) the TMA tile (64 x 64 per block of 4 warps, 2
-/// blocks per multiprocessor, k 32 at a time; 128 x 64 per block of 8 warps,
-/// k 64 at a time, when min(L, R) > 64 and K >= 512); else the slab tile
-/// where a cell and a slab of the next fit in shared memory; else, for cells
-/// of at most 64 x 64, the strip tile (k 64 at a time, one bulk copy per row);
-/// else the k-tiled 64 x 64 per block of 8 warps, k 16 at a time, 4 stages, 2
-/// blocks per multiprocessor. Measured on an H200 as each tile was added (the
+/// 16-byte aligned (K even) the TMA tile of least padding (least_padded):
+/// 64 x 64 per block of 4 warps, 2 blocks per multiprocessor, k 32 at a time;
+/// 96 x 64 per block of 6 warps, likewise; 96 x 96 per block of 9 warps, k 64
+/// at a time; and, when min(L, R) > 64 and K >= 512, 128 x 64 per block of 8
+/// warps, k 64 at a time (64 x 96 tiles were slower than 96 x 64 ones on the
+/// transposed shape throughout); else the slab tile where a cell and a slab
+/// of the next fit in shared memory; else, for cells of at most 64 x 64, the
+/// strip tile (k 64 at a time, one bulk copy per row); else the k-tiled tile
+/// of least padding, 64 x 64 per block of 8 warps or 96 x 96 per block of 9,
+/// k 16 at a time, 4 stages. Measured on an H200 as each tile was added (the
 /// current figures: docs/measurements/contract-cuda.md): at 27 x 27
 /// MMA_32 is 1.2-1.8x faster than the FMA tile, at 64 x 64 and 125 x 125 the
 /// k-tiled MMA_64 1.2-2.1x, at 125 x 125 the TMA tile another 1.25-1.37x, at
@@ -182,6 +185,29 @@ mma_config choose_mma(const tc_cuda_problem &p, bool is_double) {
   return m <= 32 ? MMA_32 : MMA_64;
 }
 
+/// An output tile's rows (of L) and columns (of R).
+struct tile_size {
+  int64_t rows, cols;
+};
+
+/// Of `count` tiles, the one that computes the fewest outputs per cell, the
+/// padding past the cell's L x R included; ties go to the earlier. Past 64,
+/// 64-wide tiles can compute up to 3x the cell's outputs (66 x 87 pads to
+/// 128 x 128), which 96-wide tiles avoid.
+tile_size least_padded(const tc_cuda_problem &p, const tile_size *tiles, int count) {
+  tile_size best = tiles[0];
+  int64_t fewest = INT64_MAX;
+  for (int t = 0; t < count; ++t) {
+    const int64_t rows = (p.I + tiles[t].rows - 1) / tiles[t].rows * tiles[t].rows,
+                  cols = (p.J + tiles[t].cols - 1) / tiles[t].cols * tiles[t].cols;
+    if (rows * cols < fewest) {
+      fewest = rows * cols;
+      best = tiles[t];
+    }
+  }
+  return best;
+}
+
 /// Runs the tensor-core tile for a product choose_mma gave a tile: the
 /// whole-cell tile where it applies, else the tile of `config`.
 tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, const double *B,
@@ -201,11 +227,21 @@ tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, con
         return TC_SUCCESS;
       if (p.I <= kStripRows && p.J <= kStripRows)
         return mma_strips_launch(p, A, B, out, stream);
-      return mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
+      const tile_size k_tiles[] = {{64, 64}, {96, 96}};
+      if (least_padded(p, k_tiles, 2).rows == 64)
+        return mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
+      return mma_launch<3, 3, 2, 4, 16, 4, 1>(p, A, B, out, stream);
     }
-    if (std::min(p.I, p.J) > 64 && p.K >= 512)
+    const tile_size tma_tiles[] = {{128, 64}, {64, 64}, {96, 64}, {96, 96}};
+    const bool wide = std::min(p.I, p.J) > 64 && p.K >= 512;
+    const tile_size tile = least_padded(p, tma_tiles + (wide ? 0 : 1), wide ? 4 : 3);
+    if (tile.rows == 128)
       return mma_tma_launch<4, 2, 4, 1>(p, A, B, out, stream);
-    return mma_tma_launch<2, 2, 2, 2>(p, A, B, out, stream);
+    if (tile.rows == 64)
+      return mma_tma_launch<2, 2, 2, 2>(p, A, B, out, stream);
+    if (tile.cols == 64)
+      return mma_tma_launch<3, 2, 2, 2>(p, A, B, out, stream);
+    return mma_tma_launch<3, 3, 4, 1>(p, A, B, out, stream);
   }
   default:
     TC_FAIL(TC_ERR_INTERNAL, "no tensor-core tile %d", (int)config);

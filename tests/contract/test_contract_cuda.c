@@ -377,7 +377,8 @@ static tc_err check_vendor(tc_device *dev, tally *t) {
  * of 8, 16, 32 and 64 (FMA k tiles of 8 and 16; tensor-core k tiles of 16
  * and 32 copied in 16-byte pieces, so odd and even K, one cell, several
  * tiles per cell and many cells per block; TMA chunks of 32 and 64 words
- * over 64 x 64 and 128 x 64 tiles, for even K too big for whole cells; slabs of
+ * over 64 x 64, 96 x 64, 96 x 96 and 128 x 64 tiles, for even K too big for
+ * whole cells; k-tiled 64 x 64 and 96 x 96 tiles for odd K; slabs of
  * 32 and 16 rows for cells of 115-130 KB, one to three cells per block, odd K;
  * strips of 64 words of k per row for bigger cells of at most 64 x 64, one
  * to two tasks per block, odd K, ragged tiles and a ragged last chunk),
@@ -404,7 +405,7 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       // with less shared memory: its remembered launch size must still fit.
       {TC_FIELD_FIELD_SCALAR, 2, 64, 64, 125, 1, 1},
       {TC_FIELD_FIELD_VECTOR, 3, 64, 64, 125, 3, 1},   {TC_FIELD_FIELD_TENSOR, 4, 50, 37, 41, 3, 3},
-      {TC_FIELD_FIELD_VECTOR, 150, 33, 64, 101, 3, 1},
+      {TC_FIELD_FIELD_VECTOR, 150, 33, 64, 101, 3, 1}, {TC_FIELD_FIELD_TENSOR, 3, 89, 74, 28, 3, 3},
       // Whole cells whose tiles share k steps (32 x 32 over 4 warps, 16 x 16
       // over 2 and over 8), 16 x 8 tiles over 10 x 20 cells (16 x 16 ones:
       // 11 x 12 and 9 x 10 above), and many groups of whole cells handed out
