@@ -143,8 +143,8 @@ enum tile_config {
 /// 64 x 64 per block of 4 warps, 2 blocks per multiprocessor, k 32 at a time;
 /// 96 x 64 per block of 6 warps, likewise; 96 x 96 per block of 9 warps, k 64
 /// at a time; and, when min(L, R) > 64 and K >= 512, 128 x 64 per block of 8
-/// warps, k 64 at a time (64 x 96 tiles were slower than 96 x 64 ones on the
-/// transposed shape throughout); else the slab tile where a cell and a slab
+/// warps, k 64 at a time (64 x 96 tiles, where they pad least, were slower
+/// than 64 x 64 ones); else the slab tile where a cell and a slab
 /// of the next fit in shared memory; else, for cells of at most 64 x 64, the
 /// strip tile (k 64 at a time, one bulk copy per row); else the k-tiled tile
 /// of least padding, 64 x 64 per block of 8 warps or 96 x 96 per block of 9,
