@@ -39,6 +39,9 @@ constexpr int64_t kFlatFieldFieldMaxLength = 24;
 /// Fields of the larger side from which double FieldField products with at
 /// most 8 fields on the other side run cuBLAS (see cuda_choose).
 constexpr int64_t kVendorMinFields = 16;
+/// Fields on each side past which float FieldField products in layout right
+/// run cuBLAS SGEMM rather than the FMA ring tile (see cuda_choose).
+constexpr int64_t kFloatTileMaxFields = 16;
 constexpr int64_t kFlatDataFieldMaxLength = 8;
 constexpr int64_t kLongContraction = 1024;
 constexpr int64_t kLongDataFieldLeft = 1536;
@@ -585,7 +588,11 @@ tc_variant cuda_choose(const tc_contraction *s) {
   // sums in layout right, where the tensor-core tiles do not apply and the
   // FMA tile took 1.2-2.4 times cuBLAS's time on every kernel of 7 random
   // shapes of that class (H200, docs/measurements/contract-cuda.md): there
-  // TC_VARIANT_VENDOR runs, as a tuning file's entry would make it run.
+  // TC_VARIANT_VENDOR runs, as a tuning file's entry would make it run. So
+  // it does for float products of more than 16 fields on each side in
+  // layout right: the FMA ring tile took a median 1.23 of cuBLAS SGEMM's
+  // time on the 170 such shapes of two random sweeps and was 10% faster on
+  // 6; with at most 16 fields on a side it took a median 0.80 (H200).
   if (tc_kernel_is_field_field(s->kernel)) {
     const int64_t fewer = std::min(s->num_left_fields, s->num_right_fields);
     const int64_t more = std::max(s->num_left_fields, s->num_right_fields);
@@ -593,6 +600,8 @@ tc_variant cuda_choose(const tc_contraction *s) {
       return TC_VARIANT_FLAT;
     if (!single && right && fewer <= 8 && more >= kVendorMinFields &&
         K > kFlatFieldFieldMaxLength && cuda_supports(s, TC_VARIANT_VENDOR))
+      return TC_VARIANT_VENDOR;
+    if (single && right && fewer > kFloatTileMaxFields && cuda_supports(s, TC_VARIANT_VENDOR))
       return TC_VARIANT_VENDOR;
     return TC_VARIANT_TILING;
   }

@@ -369,6 +369,22 @@ static tc_err check_vendor(tc_device *dev, tally *t) {
   other.num_points = 20;
   TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
   tally_check(t, resolved == TC_VARIANT_TILING, "rules: double 40 x 5, K = 20 runs the tile", 0);
+  // Float in layout right: more than 16 fields on each side run the vendor,
+  // at most 16 on one side the tile; layout left keeps its tile.
+  other = narrow;
+  other.precision = TC_FLOAT;
+  other.num_right_fields = 17;
+  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_VENDOR, "rules: float 40 x 17 runs the vendor", 0);
+  TC_CALL(vendor_run(dev, NULL, other, TC_VARIANT_AUTO, 19, &rel));
+  tally_check(t, rel <= 1e-5, "rules: the vendor's float 40 x 17 result", rel);
+  other.num_right_fields = 16;
+  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_TILING, "rules: float 40 x 16 runs the tile", 0);
+  other.num_right_fields = 17;
+  other.layout = TC_LAYOUT_LEFT;
+  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_TILING, "rules: float 40 x 17, layout left runs the tile", 0);
   tc_contract_set_probe(true);
   return TC_SUCCESS;
 }
