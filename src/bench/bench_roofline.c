@@ -245,14 +245,19 @@ size_t bench_machine_cache_estimate(bench_cache_source *source) {
   return bytes;
 }
 
+/* The assumed L3 share as text, for the report's phrases. */
+#define NUMBER_TEXT(x) #x
+#define MACRO_TEXT(x) NUMBER_TEXT(x)
+#define ASSUMED_L3_TEXT MACRO_TEXT(BENCH_ASSUMED_L3_MIB) " MiB of L3"
+
 const char *bench_cache_source_text(bench_cache_source source) {
   switch (source) {
   case BENCH_CACHE_SYSFS:
     return "from sysfs";
   case BENCH_CACHE_CPUID:
-    return "L2 from CPUID, 4 MiB of L3 assumed";
+    return "L2 from CPUID, " ASSUMED_L3_TEXT " assumed";
   case BENCH_CACHE_ASSUMED:
-    return "assumed: 1 MiB of L2, 4 MiB of L3";
+    return "assumed: 1 MiB of L2, " ASSUMED_L3_TEXT;
   }
   return "unknown";
 }

@@ -67,7 +67,8 @@ typedef enum {
 /// The L3 share a core is assumed to have where the caches cannot be read
 /// (virtual machines often hide sysfs's cache directory): 4 MiB, the share of
 /// a core of AMD EPYC (32 MiB for 8 cores); Intel Xeon cores have about 2.
-#define BENCH_ASSUMED_L3_PER_CORE ((size_t)4 << 20)
+#define BENCH_ASSUMED_L3_MIB 4
+#define BENCH_ASSUMED_L3_PER_CORE ((size_t)BENCH_ASSUMED_L3_MIB << 20)
 /// Bytes of data cache per core beyond L1, for sizing worksets:
 /// bench_machine_cache_per_core where sysfs says; else the L2 the CPU reports
 /// (sysconf, from CPUID) plus BENCH_ASSUMED_L3_PER_CORE; else 1 MiB of L2
