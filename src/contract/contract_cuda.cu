@@ -261,20 +261,29 @@ bool left_mma_applies(const tc_cuda_problem &p, bool is_double) {
 
 /// Runs the layout-left tensor-core tile (left_mma_applies): 16 x 16 tiles of
 /// 8 cells where a side is at most 16 (larger tiles would be mostly past the
-/// cell), else 32 x 32 tiles of 8 cells, double-buffered at the narrower row
-/// pitch. Every copy asks L2 for the whole 128-byte line, which the
-/// neighbouring group reads. Read off the presets and off-preset
-/// FieldFieldTensor shapes on an H100 (docs/measurements/contract-cuda.md):
-/// with the outputs written through shared memory, 32 x 32 tiles of 4 cells
-/// with a 4-deep ring, 32 x 16 and 16 x 32 tiles with a 3-deep ring were
-/// slower at every preset; deeper rings and more blocks per multiprocessor
-/// had been slower throughout.
+/// cell); 64 x 64 tiles of 4 cells (8 warps of 64 x 32) for sums of at least
+/// 64 words where they pad the cell no more than 32 x 32 ones (least_padded);
+/// else 32 x 32 tiles of 8 cells. All double-buffered at the narrower row
+/// pitch; every copy asks L2 for the whole 128-byte line, which the
+/// neighbouring group reads. The 64 x 64 tiles read each word of A and B
+/// half as often from L2 as 32 x 32 ones: 1.05-1.9x faster on long sums
+/// (FieldFieldTensor 64/125 and 125/216, 48 x 48 and 100 x 100 at P = 64),
+/// slower on short ones (FieldFieldScalar 125 x 125 and 97 x 128 at P = 27
+/// and 20) and where they pad more (27 x 27, 81 x 81: H200,
+/// docs/measurements/contract-cuda.md). Slower at every shape measured:
+/// three-stage rings (the copies in flight take L1's room), 64 x 32 tiles of
+/// 8 cells and 64 x 64 ones of 4 over 16 warps (both spill at 128
+/// registers), and 16-byte copies of cell pairs, a warp computing both cells
+/// of a pair from each 16-byte load.
 tc_err run_mma_left(const tc_cuda_problem &p, const double *A, const double *B, double *out,
                     cudaStream_t stream) {
   using namespace tc_cuda;
   if (std::min(p.I, p.J) <= 16)
-    return mma_left_launch<8, 1, 2, 16, 21, 3>(p, A, B, out, stream);
-  return mma_left_launch<8, 2, 4, 16, 17, 2>(p, A, B, out, stream);
+    return mma_left_launch<8, 1, 1, 1, 2, 16, 21, 3>(p, A, B, out, stream);
+  const tile_size tiles[] = {{64, 64}, {32, 32}};
+  if (p.K >= 64 && least_padded(p, tiles, 2).rows == 64)
+    return mma_left_launch<4, 1, 2, 4, 4, 16, 17, 2>(p, A, B, out, stream);
+  return mma_left_launch<8, 1, 1, 2, 4, 16, 17, 2>(p, A, B, out, stream);
 }
 
 /// Float has no tensor-core tile: choose_mma and left_mma_applies never pick

@@ -429,12 +429,14 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       {TC_FIELD_FIELD_VECTOR, 3, 25, 26, 45, 3, 1},   {TC_FIELD_FIELD_TENSOR, 5, 28, 27, 27, 3, 3},
       {TC_FIELD_FIELD_SCALAR, 3, 16, 15, 300, 1, 1},
       {TC_FIELD_FIELD_TENSOR, 3, 10, 20, 7, 3, 3},    {TC_FIELD_FIELD_SCALAR, 2001, 27, 19, 27, 1, 1},
-      // Layout left's tensor-core tiles: groups of 4 and 8 cells with a
-      // ragged last group, several row and column tiles a cell (ragged ones
-      // past 64 rows too), short sums (K <= 32, 4-cell groups) and long ones
-      // (8-cell groups).
+      // Layout left's tensor-core tiles: 16 x 16 and 32 x 32 tiles of 8
+      // cells, and 64 x 64 tiles of 4 (K >= 64 where they pad no more than
+      // 32 x 32 ones), ragged last groups, several row and column tiles a
+      // cell (ragged ones past 64 rows too), short sums (K < 64 keeps 32 x
+      // 32 tiles where 64 x 64 would pad no more) and long ones.
       {TC_FIELD_FIELD_SCALAR, 7, 33, 40, 20, 1, 1},   {TC_FIELD_FIELD_TENSOR, 13, 17, 40, 5, 3, 3},
       {TC_FIELD_FIELD_TENSOR, 9, 70, 130, 19, 3, 3},  {TC_FIELD_FIELD_SCALAR, 11, 65, 64, 300, 1, 1},
+      {TC_FIELD_FIELD_VECTOR, 7, 60, 100, 30, 3, 1},  {TC_FIELD_FIELD_SCALAR, 6, 128, 97, 64, 1, 1},
       // Float layout left's lane tile: groups of 32 cells copied in 16-byte
       // (C a multiple of 4) and 8-byte (C even) pieces, ragged last groups.
       {TC_FIELD_FIELD_TENSOR, 68, 20, 24, 9, 3, 3},   {TC_FIELD_FIELD_SCALAR, 66, 33, 18, 40, 1, 1},
