@@ -266,10 +266,10 @@ bool left_mma_applies(const tc_cuda_problem &p, bool is_double) {
 /// else 32 x 32 tiles of 8 cells. All double-buffered at the narrower row
 /// pitch; every copy asks L2 for the whole 128-byte line, which the
 /// neighbouring group reads. The 64 x 64 tiles read each word of A and B
-/// half as often from L2 as 32 x 32 ones: 1.05-1.9x faster on long sums
-/// (FieldFieldTensor 64/125 and 125/216, 48 x 48 and 100 x 100 at P = 64),
-/// slower on short ones (FieldFieldScalar 125 x 125 and 97 x 128 at P = 27
-/// and 20) and where they pad more (27 x 27, 81 x 81: H200,
+/// half as often from L2 as 32 x 32 ones: 1.05-1.34x faster where this rule
+/// gives them (64/125, 125/216, 48 x 48 and 100 x 100 at P = 64), slower on
+/// short sums (FieldFieldScalar 125 x 125 and 97 x 128 at P = 27 and 20) and
+/// where they pad more (27 x 27, 81 x 81: H200,
 /// docs/measurements/contract-cuda.md). Slower at every shape measured:
 /// three-stage rings (the copies in flight take L1's room), 64 x 32 tiles of
 /// 8 cells and 64 x 64 ones of 4 over 16 warps (both spill at 128
