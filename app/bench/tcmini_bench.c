@@ -39,15 +39,16 @@ static tc_err plan_one_backend(bench_run *run) {
            "or --backend cuda",
            mode);
   const tc_contract_backend *backend = tc_contract_backend_get(run->plan.configs[0].backend);
-  if (o->sweep > 0 && o->tune_path == NULL) {
+  /* Layout right's reference is the vendor variant; layout left's is AUTO
+   * in layout right, which needs no vendor library. */
+  bool right = false;
+  for (int l = 0; l < o->num_layouts; ++l)
+    right = right || o->layouts[l] == TC_LAYOUT_RIGHT;
+  if (o->sweep > 0 && o->tune_path == NULL && right)
     TC_CHECK(tc_contract_vendor_library(backend) != NULL, TC_ERR_UNSUPPORTED,
-             "--sweep compares AUTO with the vendor variant, and %s",
+             "--sweep compares AUTO in layout right with the vendor variant, and %s "
+             "(--layout left alone compares with layout right)",
              tc_contract_vendor_refusal(backend, NULL));
-    for (int l = 0; l < o->num_layouts; ++l)
-      TC_CHECK(o->layouts[l] == TC_LAYOUT_RIGHT, TC_ERR_INPUT,
-               "--sweep compares AUTO with the vendor variant, which runs layout right only: "
-               "drop --layout left");
-  }
   if (o->tune_path != NULL)
     TC_CALL(bench_tuner_create(run->plan.configs[0].backend, &run->tuner));
   return TC_SUCCESS;
@@ -203,8 +204,9 @@ static void backend_options_text(const bench_run *run, char *text, size_t capaci
     snprintf(text, capacity, "--backend %s", tc_backend_name(config->backend));
 }
 
-/* --sweep N: random FieldField shapes, AUTO against the vendor row. With
- * --tune the shapes feed the tuner instead (every variant timed). */
+/* --sweep N: random FieldField shapes, AUTO against the vendor row in layout
+ * right, against AUTO in layout right (the same shape and data) in layout
+ * left. With --tune the shapes feed the tuner instead (every variant timed). */
 static tc_err run_sweep(bench_run *run) {
   const bench_options *o = run->options;
   const bool summary = run->tuner == NULL;
@@ -223,10 +225,15 @@ static tc_err run_sweep(bench_run *run) {
         err = bench_case_create_random_checked(&shape, (uint64_t)o->seed * 1000003u + (uint64_t)i,
                                                o->check_cells, &c);
         if (err == TC_SUCCESS) {
-          /* run_case walks --layout; the sweep runs one layout per pass. */
+          /* run_case walks --layout; the sweep runs one layout per pass, and
+           * layout left's pass runs layout right after it, without the
+           * vendor row, as its reference. */
           bench_options one = *o;
-          one.num_layouts = 1;
+          const bool left = o->layouts[l] == TC_LAYOUT_LEFT && summary;
+          one.num_layouts = left ? 2 : 1;
           one.layouts[0] = o->layouts[l];
+          one.layouts[1] = TC_LAYOUT_RIGHT;
+          one.no_yardstick = one.no_yardstick || left;
           run->options = &one;
           err = bench_measure_case(run, &c, "sweep", NULL);
           run->options = o;
@@ -244,8 +251,10 @@ static tc_err run_sweep(bench_run *run) {
         for (int k = 0; k < run->num_captured; ++k) {
           const bench_row *row = &run->captured[k];
           r->verified = r->verified && row->verified;
-          if (row->chosen != NULL && strcmp(row->chosen, "yardstick") == 0) {
-            r->vendor_seconds = row->median_seconds;
+          const bool reference = row->shape.layout != o->layouts[l] ||
+                                 (row->chosen != NULL && strcmp(row->chosen, "yardstick") == 0);
+          if (reference) {
+            r->reference_seconds = row->median_seconds;
           } else {
             r->auto_seconds = row->median_seconds;
             r->auto_variant = row->variant;
@@ -259,7 +268,8 @@ static tc_err run_sweep(bench_run *run) {
         printf("\n%s, layout %s, precision %s, --memory %lld:", tc_backend_name(run->plan.configs[0].backend),
                tc_layout_name(o->layouts[l]), tc_precision_name(o->precisions[p]),
                (long long)o->memory_mb);
-        bench_sweep_print_summary(stdout, results, o->sweep, (uint64_t)o->seed, backend_text);
+        bench_sweep_print_summary(stdout, results, o->sweep, o->layouts[l], (uint64_t)o->seed,
+                                  backend_text);
         printf("\n");
       }
     }

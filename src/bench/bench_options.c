@@ -116,7 +116,8 @@ static const option options_table[] = {
      " --sweep) and write AUTO's best per shape class to this tuning file"},
     {"sweep", "N", OPTION_INT, FIELD(sweep), "0", 0,
      "N random FieldField shapes (L, R in 4-130, P in 1-343, D1, D2 in 1-3; --memory 1024"
-     " unless given): AUTO against the vendor row, and the distribution of their time ratio"},
+     " unless given): AUTO against the vendor row (with --layout left: against AUTO in layout"
+     " right), and the distribution of their time ratio"},
     {"seed", "S", OPTION_INT, FIELD(seed), "1", 0, "seed of the --sweep shapes"},
     {"csv", "FILE", OPTION_TEXT, FIELD(csv_path), NULL, 0, "also write the table as CSV"},
     {"replay", "FILE", OPTION_TEXT, FIELD(replay_path), NULL, 0,
@@ -439,7 +440,7 @@ static tc_err check_combinations(bench_options *o) {
     TC_CHECK(!given(o, "cells"), TC_ERR_INPUT,
              "--sweep sizes each case with --memory: drop --cells");
     TC_CHECK(!given(o, "variant"), TC_ERR_INPUT,
-             "--sweep times auto against the vendor variant: drop --variant");
+             "--sweep times auto against its reference: drop --variant");
     TC_CHECK(!o->no_yardstick, TC_ERR_INPUT,
              "--sweep compares with the vendor row: drop --no-yardstick");
     if (!given(o, "memory"))

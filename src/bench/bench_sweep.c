@@ -1,5 +1,6 @@
 /* bench_sweep: the random shapes of tcmini-bench --sweep and the summary of
- * AUTO against the vendor variant over them. */
+ * AUTO against its reference over them (the vendor variant in layout right,
+ * AUTO in layout right for layout left). */
 #include "bench_sweep.h"
 
 #include <math.h>
@@ -51,7 +52,9 @@ static double quantile(const double *sorted, int64_t count, double q) {
 }
 
 void bench_sweep_print_summary(FILE *out, const bench_sweep_result *results, int64_t count,
-                               uint64_t seed, const char *backend_options) {
+                               tc_layout layout, uint64_t seed, const char *backend_options) {
+  const bool left = layout == TC_LAYOUT_LEFT;
+  const char *ratio_name = left ? "layout left/right time ratio of AUTO" : "AUTO/vendor time ratio";
   double *ratios = malloc(sizeof(double) * (size_t)(count > 0 ? count : 1));
   if (ratios == NULL) {
     fprintf(out, "sweep: out of memory for the summary\n");
@@ -61,14 +64,14 @@ void bench_sweep_print_summary(FILE *out, const bench_sweep_result *results, int
   double log_sum = 0.0;
   for (int64_t i = 0; i < count; ++i) {
     const bench_sweep_result *r = &results[i];
-    if (!(r->auto_seconds > 0.0 && r->vendor_seconds > 0.0))
+    if (!(r->auto_seconds > 0.0 && r->reference_seconds > 0.0))
       continue;
-    const double ratio = r->auto_seconds / r->vendor_seconds;
+    const double ratio = r->auto_seconds / r->reference_seconds;
     ratios[measured++] = ratio;
     log_sum += log(ratio);
     above_one += ratio > 1.0;
     above_tie += ratio > 1.05;
-    if (worst < 0 || ratio > results[worst].auto_seconds / results[worst].vendor_seconds)
+    if (worst < 0 || ratio > results[worst].auto_seconds / results[worst].reference_seconds)
       worst = i;
   }
   fprintf(out, "\nsweep: %lld random FieldField shapes of seed %llu (L, R uniform in %d-%d, P in "
@@ -76,35 +79,37 @@ void bench_sweep_print_summary(FILE *out, const bench_sweep_result *results, int
           (long long)count, (unsigned long long)seed, BENCH_SWEEP_MIN_FIELDS,
           BENCH_SWEEP_MAX_FIELDS, BENCH_SWEEP_MAX_POINTS, BENCH_SWEEP_MAX_DIM);
   if (measured == 0) {
-    fprintf(out, "AUTO/vendor time ratio: no shape has both rows\n");
+    fprintf(out, "%s: no shape has both rows\n", ratio_name);
     free(ratios);
     return;
   }
   qsort(ratios, (size_t)measured, sizeof *ratios, compare_doubles);
   fprintf(out,
-          "AUTO/vendor time ratio over %lld shapes (below 1: AUTO faster): min %.3f, 10%% %.3f, "
+          "%s over %lld shapes (below 1: %s faster): min %.3f, 10%% %.3f, "
           "median %.3f, 90%% %.3f, max %.3f, geometric mean %.3f\n",
-          (long long)measured, ratios[0], quantile(ratios, measured, 0.1),
+          ratio_name, (long long)measured, left ? "layout left" : "AUTO", ratios[0], quantile(ratios, measured, 0.1),
           quantile(ratios, measured, 0.5), quantile(ratios, measured, 0.9), ratios[measured - 1],
           exp(log_sum / (double)measured));
-  fprintf(out, "AUTO slower than the vendor on %lld shapes, by more than 5%% on %lld\n",
+  fprintf(out, "%s slower than %s on %lld shapes, by more than 5%% on %lld\n",
+          left ? "layout left" : "AUTO", left ? "layout right" : "the vendor",
           (long long)above_one, (long long)above_tie);
   const bench_sweep_result *w = &results[worst];
   const tc_contraction *s = &w->shape;
   fprintf(out,
           "worst: shape %lld, %s L=%lld R=%lld P=%lld D1=%lld D2=%lld C=%lld: auto (%s, %s) "
-          "%.4f ms, vendor %.4f ms, ratio %.3f\n",
+          "%.4f ms, %s %.4f ms, ratio %.3f\n",
           (long long)worst, tc_kernel_name(s->kernel), (long long)s->num_left_fields,
           (long long)s->num_right_fields, (long long)s->num_points, (long long)s->dim1,
           (long long)s->dim2, (long long)s->num_cells, tc_variant_name(w->auto_variant),
-          w->chosen ? w->chosen : "-", 1e3 * w->auto_seconds, 1e3 * w->vendor_seconds,
-          w->auto_seconds / w->vendor_seconds);
+          w->chosen ? w->chosen : "-", 1e3 * w->auto_seconds,
+          left ? "auto in layout right" : "vendor", 1e3 * w->reference_seconds,
+          w->auto_seconds / w->reference_seconds);
   fprintf(out,
           "rerun it: tcmini-bench %s --kernel %s --left %lld --right %lld --points %lld --dim1 "
           "%lld --dim2 %lld --cells %lld --layout %s --precision %s --variant all\n",
           backend_options, tc_kernel_name(s->kernel), (long long)s->num_left_fields,
           (long long)s->num_right_fields, (long long)s->num_points, (long long)s->dim1,
-          (long long)s->dim2, (long long)s->num_cells, tc_layout_name(s->layout),
+          (long long)s->dim2, (long long)s->num_cells, left ? "left,right" : "right",
           tc_precision_name(s->precision));
   free(ratios);
 }

@@ -77,7 +77,7 @@ elseif(MODE STREQUAL "bad-options")
     "--data-points,2|--data-points: expected 1 or P"
     "--replay-output,x.h5|--replay-output needs --replay"
     "--sweep,3,--kernel,FieldFieldScalar|--sweep draws FieldField kernels itself: drop --kernel"
-    "--sweep,3,--variant,flat|--sweep times auto against the vendor variant: drop --variant"
+    "--sweep,3,--variant,flat|--sweep times auto against its reference: drop --variant"
     "--sweep,3,--preset,p8|give the shapes one way"
     "--tuning-on-error,rules|--tuning-on-error needs --tuning"
     "--tuning,t.txt,--tuning-on-error,warn|--tuning-on-error: expected fail or rules"
@@ -166,9 +166,38 @@ elseif(MODE STREQUAL "sweep")
   # A tiny sweep on one OpenMP thread: every row verified, the distribution
   # and the worst shape with its command; the same shapes for the same seed.
   set(args --sweep 3 --seed 5 --backend openmp --threads 1 --memory 1 --reps 1 --warmup 0)
+  # Layout left: against AUTO in layout right on the same shapes, no vendor
+  # library needed; the left rows' shapes are those of layout right's.
+  run_bench(${args} --layout left)
+  message("${out}")
+  if(NOT rc EQUAL 0 OR out MATCHES "FAIL" OR NOT out MATCHES "\n6 rows, 6 verified, 0 failed"
+     OR out MATCHES "\nFieldField[^\n]* yardstick ")
+    message(FATAL_ERROR "left sweep: exit ${rc}: ${err}")
+  endif()
+  foreach(expected "layout left/right time ratio of AUTO over 3 shapes \\(below 1: layout left faster\\)"
+          "layout left slower than layout right on [0-3] shapes"
+          "worst: shape [0-2], FieldField[^\n]* auto in layout right "
+          "rerun it: tcmini-bench --backend openmp --threads 1 --kernel FieldField[^\n]* --layout left,right ")
+    if(NOT out MATCHES "${expected}")
+      message(FATAL_ERROR "left sweep: no '${expected}' in the output")
+    endif()
+  endforeach()
+  # Each left row's kernel, C, L, R and P match a right row's, in order.
+  foreach(layout left right)
+    string(REGEX MATCHALL "\nFieldField[A-Za-z]+ +sweep +openmp +1 +[a-z0-9-]+ +[a-z]+ +${layout} +double +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+" rows "${out}")
+    set(${layout}_rows "")
+    foreach(row IN LISTS rows)
+      string(REGEX REPLACE "^\n(FieldField[A-Za-z]+) .* double +([0-9]+) +([0-9]+) +([0-9]+) +([0-9]+)$" "\\1 \\2 \\3 \\4 \\5" row "${row}")
+      list(APPEND ${layout}_rows "${row}")
+    endforeach()
+  endforeach()
+  list(LENGTH left_rows count)
+  if(NOT count EQUAL 3 OR NOT left_rows STREQUAL right_rows)
+    message(FATAL_ERROR "left sweep: layout left's rows '${left_rows}' against layout right's '${right_rows}'")
+  endif()
   run_bench(${args})
   if(NOT VENDOR)
-    if(NOT rc EQUAL 2 OR NOT err MATCHES "--sweep compares AUTO with the vendor variant, and this build has no libxsmm")
+    if(NOT rc EQUAL 2 OR NOT err MATCHES "--sweep compares AUTO in layout right with the vendor variant, and this build has no libxsmm")
       message(FATAL_ERROR "without libxsmm: exit ${rc}, stderr '${err}'")
     endif()
     return()
