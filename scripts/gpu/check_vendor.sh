@@ -3,8 +3,9 @@
 # variant (cuBLAS) and the tuner: build tcmini for sm_90 in a fresh directory,
 # run the CUDA and contraction tests, then time AUTO against cuBLAS at the
 # presets and at the mini-app's Q2 elasticity shapes, sweep random FieldField
-# shapes (double and float, layout right), tune this GPU on other random
-# shapes and sweep again with that tuning file. Ends with a short summary.
+# shapes (double and float; layout right against cuBLAS, layout left against
+# layout right), tune this GPU on other random shapes and sweep again with
+# that tuning file. Ends with a short summary.
 #
 #   scripts/gpu/check_vendor.sh [STAGE...]
 #     STAGE: build, test, presets, q2, sweep, tune, summary, or all (default);
@@ -84,6 +85,9 @@ if wants sweep; then
   for precision in double float; do
     run_logged "sweep-$precision" "$bench" "${common[@]}" --sweep "$SWEEP" --seed 1 \
       --precision "$precision" --check-cells 4 --csv "$OUT/sweep-$precision.csv"
+    # Layout left, each shape against AUTO in layout right on the same data.
+    run_logged "sweep-left-$precision" "$bench" "${common[@]}" --sweep "$SWEEP" --seed 1 \
+      --precision "$precision" --layout left --check-cells 4 --csv "$OUT/sweep-left-$precision.csv"
   done
 fi
 gpu_model=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '-')
@@ -122,10 +126,12 @@ if wants summary; then
     grep -E "^FieldField" "$OUT/$name.txt" | awk '$6 == "rule" || $6 == "tuning" || $5 == "vendor" {
       printf "  %-16s %-6s %-6s L=%s R=%s P=%s D=%sx%s %-9s %-9s %s ms %s\n", $1, $2, $8, $10, $11, $12, $14, $15, $5, $6, $18, $NF }'
   done
-  for name in sweep-double sweep-float sweep-tuned-double sweep-tuned-float; do
+  for name in sweep-double sweep-float sweep-left-double sweep-left-float sweep-tuned-double \
+    sweep-tuned-float; do
     [ -f "$OUT/$name.txt" ] || continue
     echo "-- $name"
-    grep -E "AUTO/vendor time ratio|AUTO slower|^worst|^rerun|rows, .* verified" "$OUT/$name.txt" | sed 's/^/  /'
+    grep -E "time ratio|AUTO slower|layout left slower|^worst|^rerun|rows, .* verified" \
+      "$OUT/$name.txt" | sed 's/^/  /'
   done
   [ -f "$tuning" ] && { echo "-- tuning file $tuning"; grep '^kernel=' "$tuning" | sed 's/^/  /'; }
 fi
