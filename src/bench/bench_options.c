@@ -441,8 +441,11 @@ static tc_err check_combinations(bench_options *o) {
              "--sweep sizes each case with --memory: drop --cells");
     TC_CHECK(!given(o, "variant"), TC_ERR_INPUT,
              "--sweep times auto against its reference: drop --variant");
-    TC_CHECK(!o->no_yardstick, TC_ERR_INPUT,
-             "--sweep compares with the vendor row: drop --no-yardstick");
+    bool right = false;
+    for (int l = 0; l < o->num_layouts; ++l)
+      right = right || o->layouts[l] == TC_LAYOUT_RIGHT;
+    TC_CHECK(!o->no_yardstick || !right, TC_ERR_INPUT,
+             "--sweep compares layout right with the vendor row: drop --no-yardstick");
     if (!given(o, "memory"))
       o->memory_mb = 1024;
   }
