@@ -41,10 +41,7 @@ static tc_err plan_one_backend(bench_run *run) {
   const tc_contract_backend *backend = tc_contract_backend_get(run->plan.configs[0].backend);
   /* Layout right's reference is the vendor variant; layout left's is AUTO
    * in layout right, which needs no vendor library. */
-  bool right = false;
-  for (int l = 0; l < o->num_layouts; ++l)
-    right = right || o->layouts[l] == TC_LAYOUT_RIGHT;
-  if (o->sweep > 0 && o->tune_path == NULL && right)
+  if (o->sweep > 0 && o->tune_path == NULL && bench_options_has_layout(o, TC_LAYOUT_RIGHT))
     TC_CHECK(tc_contract_vendor_library(backend) != NULL, TC_ERR_UNSUPPORTED,
              "--sweep compares AUTO in layout right with the vendor variant, and %s "
              "(--layout left alone compares with layout right)",

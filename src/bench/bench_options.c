@@ -441,10 +441,7 @@ static tc_err check_combinations(bench_options *o) {
              "--sweep sizes each case with --memory: drop --cells");
     TC_CHECK(!given(o, "variant"), TC_ERR_INPUT,
              "--sweep times auto against its reference: drop --variant");
-    bool right = false;
-    for (int l = 0; l < o->num_layouts; ++l)
-      right = right || o->layouts[l] == TC_LAYOUT_RIGHT;
-    TC_CHECK(!o->no_yardstick || !right, TC_ERR_INPUT,
+    TC_CHECK(!o->no_yardstick || !bench_options_has_layout(o, TC_LAYOUT_RIGHT), TC_ERR_INPUT,
              "--sweep compares layout right with the vendor row: drop --no-yardstick");
     if (!given(o, "memory"))
       o->memory_mb = 1024;
@@ -578,6 +575,13 @@ static void shape_sizes(const bench_options *o, tc_kernel kernel, int64_t left_f
   shape->dim2 = tensor_rank == 2 ? o->dim2 : 1;
   shape->layout = TC_LAYOUT_RIGHT;
   shape->sum_into = o->sum_into;
+}
+
+bool bench_options_has_layout(const bench_options *options, tc_layout layout) {
+  for (int l = 0; l < options->num_layouts; ++l)
+    if (options->layouts[l] == layout)
+      return true;
+  return false;
 }
 
 int64_t bench_cells_for_memory(const tc_contraction *shape, int64_t memory_mb) {

@@ -101,6 +101,9 @@ tc_err bench_options_shapes(const bench_options *options, tc_kernel kernel, tc_p
 tc_err bench_options_listed_shape(const bench_options *options, int index,
                                   tc_precision precision, tc_contraction *shape);
 
+/// Whether --layout names layout.
+bool bench_options_has_layout(const bench_options *options, tc_layout layout);
+
 /// Cells of shape (its C ignored) whose inputs and output take about
 /// memory_mb MiB (at least 1).
 int64_t bench_cells_for_memory(const tc_contraction *shape, int64_t memory_mb);
