@@ -144,14 +144,19 @@ enum tile_config {
 /// warps, k walked 32 at a time, 3 stages; MMA_64, where A's and B's rows are
 /// 16-byte aligned (K even) the TMA tile of least padding (least_padded):
 /// 64 x 64 per block of 4 warps, 2 blocks per multiprocessor, k 32 at a time;
-/// 96 x 64 per block of 6 warps, likewise; 96 x 96 per block of 9 warps, k 64
-/// at a time; and, when min(L, R) > 64 and K >= 512, 128 x 64 per block of 8
-/// warps, k 64 at a time (64 x 96 tiles, where they pad least, were slower
-/// than 64 x 64 ones); else the slab tile where a cell and a slab
-/// of the next fit in shared memory; else, for cells of at most 64 x 64, the
-/// strip tile (k 64 at a time, one bulk copy per row); else the k-tiled tile
-/// of least padding, 64 x 64 per block of 8 warps or 96 x 96 per block of 9,
-/// k 16 at a time, 4 stages. Measured on an H200 as each tile was added (the
+/// 96 x 64 per block of 12 warps (32 x 16 each), k 32 at a time; 96 x 96 per
+/// block of 12 warps (32 x 24 each), k 32 at a time; and, when min(L, R) > 64
+/// and K >= 512, 128 x 64 per block of 8 warps, k 64 at a time (64 x 96
+/// tiles, where they pad least, were slower than 64 x 64 ones); else the slab
+/// tile where a cell and a slab of the next fit in shared memory; else, for
+/// cells of at most 64 x 64, the strip tile (k 64 at a time, one bulk copy per
+/// row); else the k-tiled tile of least padding, 64 x 64 per block of 8 warps
+/// or 96 x 96 per block of 12 (32 x 24 each), k 16 at a time, 4 stages. The
+/// 96-row tiles are 12 warps, 3 a scheduler, rather than 9 of 32 x 32: the
+/// register file is handed out in groups of 4 warps, so 9 warps get 168
+/// registers each as 12 do, and 32 x 32 pieces spilled there (1.2-1.5x
+/// faster at 96 x 96, 1.07-1.15x at 96 x 64, H200). Measured on an H200 as
+/// each tile was added (the
 /// current figures: docs/measurements/contract-cuda.md): at 27 x 27
 /// MMA_32 is 1.2-1.8x faster than the FMA tile, at 64 x 64 and 125 x 125 the
 /// k-tiled MMA_64 1.2-2.1x, at 125 x 125 the TMA tile another 1.25-1.37x, at
@@ -233,18 +238,18 @@ tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, con
       const tile_size k_tiles[] = {{64, 64}, {96, 96}};
       if (least_padded(p, k_tiles, 2).rows == 64)
         return mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
-      return mma_launch<3, 3, 2, 4, 16, 4, 1>(p, A, B, out, stream);
+      return mma_launch<3, 4, 2, 3, 16, 4, 1>(p, A, B, out, stream);
     }
     const tile_size tma_tiles[] = {{128, 64}, {64, 64}, {96, 64}, {96, 96}};
     const bool wide = std::min(p.I, p.J) > 64 && p.K >= 512;
     const tile_size tile = least_padded(p, tma_tiles + (wide ? 0 : 1), wide ? 4 : 3);
     if (tile.rows == 128)
-      return mma_tma_launch<4, 2, 4, 1>(p, A, B, out, stream);
+      return mma_tma_launch<4, 2, 4, 4, 1>(p, A, B, out, stream);
     if (tile.rows == 64)
-      return mma_tma_launch<2, 2, 2, 2>(p, A, B, out, stream);
+      return mma_tma_launch<2, 2, 4, 2, 2>(p, A, B, out, stream);
     if (tile.cols == 64)
-      return mma_tma_launch<3, 2, 2, 2>(p, A, B, out, stream);
-    return mma_tma_launch<3, 3, 4, 1>(p, A, B, out, stream);
+      return mma_tma_launch<3, 4, 2, 2, 1>(p, A, B, out, stream);
+    return mma_tma_launch<3, 4, 3, 2, 1>(p, A, B, out, stream);
   }
   default:
     TC_FAIL(TC_ERR_INTERNAL, "no tensor-core tile %d", (int)config);

@@ -47,8 +47,9 @@ __device__ __forceinline__ void tma_box(double *to, const CUtensorMap *map, int 
 #endif
 }
 
-/// The tile. A block of WM x WN warps owns a (32 WM) x (32 WN) output tile of
-/// one cell, each warp a 32 x 32 piece (2 x 4 DMMA m16n8k16 accumulators);
+/// The tile. A block of WM x WN warps owns a (32 WM) x (8 FN WN) output tile
+/// of one cell, each warp a 32 x 8FN piece (2 x FN DMMA m16n8k16
+/// accumulators);
 /// tasks (cell, row tile, column tile) come in a grid-stride loop, and each
 /// task's k in chunks of KS boxes of 16 words of A's and B's tile rows, which
 /// the TMA stages into a ring of `stages` shared buffers (one instruction per
@@ -61,13 +62,13 @@ __device__ __forceinline__ void tma_box(double *to, const CUtensorMap *map, int 
 /// and nothing is masked. (A separate producer warp was tried first: its
 /// registers come out of the same per-quarter budget, and the 32 x 32 pieces
 /// then spilled.) Dynamic shared memory:
-/// mma_tma_shared_bytes<WM, WN, KS>(stages).
-template <int WM, int WN, int KS, int MINB>
+/// mma_tma_shared_bytes<WM, WN, FN, KS>(stages).
+template <int WM, int WN, int FN, int KS, int MINB>
 __global__ void __launch_bounds__(WM *WN * 32, MINB)
     mma_tma_kernel(tc_cuda_problem p, const __grid_constant__ CUtensorMap map_a,
                    const __grid_constant__ CUtensorMap map_b, double *__restrict__ out,
                    int stages) {
-  constexpr int BM = 32 * WM, BN = 32 * WN, BOX = kTmaBoxWords;
+  constexpr int BM = 32 * WM, BN = 8 * FN * WN, BOX = kTmaBoxWords;
   constexpr int A_BOX = BM * BOX, B_BOX = BN * BOX, STAGE = KS * (A_BOX + B_BOX);
   constexpr uint32_t STAGE_BYTES = STAGE * sizeof(double);
   extern __shared__ __align__(16) unsigned char tma_memory[];
@@ -130,20 +131,20 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
   const int group = lane / 4, member = lane % 4;
   const int wm = warp / WN, wn = warp % WN;
   const int piece[2] = {2 * ((2 * member) ^ group), 2 * ((2 * member + 1) ^ group)};
-  int a_row[2][2], b_row[4]; // this lane's rows in a box, words
+  int a_row[2][2], b_row[FN]; // this lane's rows in a box, words
 #pragma unroll
   for (int m = 0; m < 2; ++m)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
       a_row[m][h] = (32 * wm + 16 * m + 8 * h + group) * BOX;
 #pragma unroll
-  for (int n = 0; n < 4; ++n)
-    b_row[n] = (32 * wn + 8 * n + group) * BOX;
+  for (int n = 0; n < FN; ++n)
+    b_row[n] = (8 * FN * wn + 8 * n + group) * BOX;
   int s = 0;
   uint32_t phase = 0;
   bool refill = false; // whether thread 0 owes the ring a chunk
   for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) {
-    double acc[2][4][4];
+    double acc[2][FN][4];
     clear_piece(acc);
     for (int chunk = 0; chunk < chunks; ++chunk) {
       if (threadIdx.x == 0 && refill)
@@ -162,18 +163,18 @@ __global__ void __launch_bounds__(WM *WN * 32, MINB)
     int c, i0, j0;
     split(task, c, i0, j0);
     const int rows = (int)min((int64_t)BM, p.I - i0), cols = (int)min((int64_t)BN, p.J - j0);
-    for_each_output(acc, 32 * wm, 32 * wn, rows, cols, [&](int i, int j, double value) {
+    for_each_output(acc, 32 * wm, 8 * FN * wn, rows, cols, [&](int i, int j, double value) {
       double *o = out + c * p.o_c + (i0 + i) * p.o_i + (j0 + j) * p.o_j;
       *o = p.sum_into ? *o + value : value;
     });
   }
 }
 
-/// Dynamic shared memory of mma_tma_kernel<WM, WN, KS> with `stages` stages:
-/// the ring and the 1024-byte alignment of its start.
-template <int WM, int WN, int KS>
+/// Dynamic shared memory of mma_tma_kernel<WM, WN, FN, KS> with `stages`
+/// stages: the ring and the 1024-byte alignment of its start.
+template <int WM, int WN, int FN, int KS>
 constexpr size_t mma_tma_shared_bytes(int stages) {
-  return sizeof(double) * (size_t)stages * KS * kTmaBoxWords * 32 * (WM + WN) + 1024;
+  return sizeof(double) * (size_t)stages * KS * kTmaBoxWords * (32 * WM + 8 * FN * WN) + 1024;
 }
 
 /// Whether the TMA tile takes these arrays: k contiguous and every row and
@@ -223,7 +224,7 @@ inline tc_err tma_map(CUtensorMap *map, const double *array, int64_t K, int64_t 
 /// Launches the TMA tile (mma_tma_applies must hold) with as many stages as
 /// fit in 1/MINB of a multiprocessor's shared memory (at most
 /// kMaxBulkStages), one resident wave of blocks.
-template <int WM, int WN, int KS, int MINB>
+template <int WM, int WN, int FN, int KS, int MINB>
 tc_err mma_tma_launch(const tc_cuda_problem &p, const double *A, const double *B,
                       double *out, cudaStream_t stream) {
   constexpr int threads = WM * WN * 32;
@@ -234,15 +235,16 @@ tc_err mma_tma_launch(const tc_cuda_problem &p, const double *A, const double *B
   const size_t limit = std::min((size_t)limits.shared_per_block_optin,
                                 (size_t)limits.shared_per_sm / MINB - reserved) - barriers;
   int stages = kMaxBulkStages;
-  while (stages >= 2 && mma_tma_shared_bytes<WM, WN, KS>(stages) > limit)
+  while (stages >= 2 && mma_tma_shared_bytes<WM, WN, FN, KS>(stages) > limit)
     --stages;
   TC_CHECK(stages >= 2, TC_ERR_CUDA, "the TMA tensor-core tile does not fit on this GPU");
-  const size_t shared = mma_tma_shared_bytes<WM, WN, KS>(stages);
+  const size_t shared = mma_tma_shared_bytes<WM, WN, FN, KS>(stages);
   CUtensorMap map_a, map_b;
   TC_CALL(tma_map(&map_a, A, p.K, p.I, p.C, p.a_i, p.a_c, 32 * WM));
-  TC_CALL(tma_map(&map_b, B, p.K, p.J, p.C, p.b_j, p.b_c, 32 * WN));
-  auto kernel = mma_tma_kernel<WM, WN, KS, MINB>;
-  const int64_t tasks = p.C * ((p.I + 32 * WM - 1) / (32 * WM)) * ((p.J + 32 * WN - 1) / (32 * WN));
+  TC_CALL(tma_map(&map_b, B, p.K, p.J, p.C, p.b_j, p.b_c, 8 * FN * WN));
+  auto kernel = mma_tma_kernel<WM, WN, FN, KS, MINB>;
+  constexpr int BN = 8 * FN * WN;
+  const int64_t tasks = p.C * ((p.I + 32 * WM - 1) / (32 * WM)) * ((p.J + BN - 1) / BN);
   unsigned blocks = 0;
   TC_CALL(resident_wave(kernel, threads, shared, tasks, "TMA tensor-core tile", &blocks));
   kernel<<<blocks, threads, shared, stream>>>(p, map_a, map_b, out, stages);

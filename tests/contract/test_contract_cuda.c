@@ -422,6 +422,9 @@ static tc_err run_checks(tc_device *dev, tally *t) {
       {TC_FIELD_FIELD_SCALAR, 2, 64, 64, 125, 1, 1},
       {TC_FIELD_FIELD_VECTOR, 3, 64, 64, 125, 3, 1},   {TC_FIELD_FIELD_TENSOR, 4, 50, 37, 41, 3, 3},
       {TC_FIELD_FIELD_VECTOR, 150, 33, 64, 101, 3, 1}, {TC_FIELD_FIELD_TENSOR, 3, 89, 74, 28, 3, 3},
+      // TMA tiles of 12 warps over several ragged tiles a cell: 96 x 64
+      // (3 row tiles, 50 of 64 columns) and 96 x 96 (3 column tiles).
+      {TC_FIELD_FIELD_SCALAR, 2, 260, 50, 130, 1, 1}, {TC_FIELD_FIELD_SCALAR, 2, 95, 270, 150, 1, 1},
       // Whole cells whose tiles share k steps (32 x 32 over 4 warps, 16 x 16
       // over 2 and over 8), 16 x 8 tiles over 10 x 20 cells (16 x 16 ones:
       // 11 x 12 and 9 x 10 above), and many groups of whole cells handed out
