@@ -155,9 +155,9 @@ enum tile_config {
 /// 96-row tiles are 12 warps, 3 a scheduler, rather than 9 of 32 x 32: the
 /// register file is handed out in groups of 4 warps, so 9 warps get 168
 /// registers each as 12 do, and 32 x 32 pieces spilled there (1.2-1.5x
-/// faster at 96 x 96, 1.07-1.15x at 96 x 64, H200). Measured on an H200 as
-/// each tile was added (the
-/// current figures: docs/measurements/contract-cuda.md): at 27 x 27
+/// faster at 96 x 96, 1.11-1.15x at 96 x 64, H200). Measured on an H200 as
+/// each tile was added (the current figures:
+/// docs/measurements/contract-cuda.md): at 27 x 27
 /// MMA_32 is 1.2-1.8x faster than the FMA tile, at 64 x 64 and 125 x 125 the
 /// k-tiled MMA_64 1.2-2.1x, at 125 x 125 the TMA tile another 1.25-1.37x, at
 /// 64 x 64 x 125 the slab tile 1.37x and at 64 x 64 x 375 and 1125 the strip

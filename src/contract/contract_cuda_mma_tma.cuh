@@ -227,7 +227,7 @@ inline tc_err tma_map(CUtensorMap *map, const double *array, int64_t K, int64_t 
 template <int WM, int WN, int FN, int KS, int MINB>
 tc_err mma_tma_launch(const tc_cuda_problem &p, const double *A, const double *B,
                       double *out, cudaStream_t stream) {
-  constexpr int threads = WM * WN * 32;
+  constexpr int threads = WM * WN * 32, BM = 32 * WM, BN = 8 * FN * WN;
   constexpr size_t reserved = 1024;                                   // the system's, per block
   constexpr size_t barriers = 2 * kMaxBulkStages * sizeof(uint64_t); // the kernel's static ones
   device_limits limits = {};
@@ -240,11 +240,10 @@ tc_err mma_tma_launch(const tc_cuda_problem &p, const double *A, const double *B
   TC_CHECK(stages >= 2, TC_ERR_CUDA, "the TMA tensor-core tile does not fit on this GPU");
   const size_t shared = mma_tma_shared_bytes<WM, WN, FN, KS>(stages);
   CUtensorMap map_a, map_b;
-  TC_CALL(tma_map(&map_a, A, p.K, p.I, p.C, p.a_i, p.a_c, 32 * WM));
-  TC_CALL(tma_map(&map_b, B, p.K, p.J, p.C, p.b_j, p.b_c, 8 * FN * WN));
+  TC_CALL(tma_map(&map_a, A, p.K, p.I, p.C, p.a_i, p.a_c, BM));
+  TC_CALL(tma_map(&map_b, B, p.K, p.J, p.C, p.b_j, p.b_c, BN));
   auto kernel = mma_tma_kernel<WM, WN, FN, KS, MINB>;
-  constexpr int BN = 8 * FN * WN;
-  const int64_t tasks = p.C * ((p.I + 32 * WM - 1) / (32 * WM)) * ((p.J + BN - 1) / BN);
+  const int64_t tasks = p.C * ((p.I + BM - 1) / BM) * ((p.J + BN - 1) / BN);
   unsigned blocks = 0;
   TC_CALL(resident_wave(kernel, threads, shared, tasks, "TMA tensor-core tile", &blocks));
   kernel<<<blocks, threads, shared, stream>>>(p, map_a, map_b, out, stages);
