@@ -88,8 +88,8 @@ void bench_sweep_print_summary(FILE *out, const bench_sweep_result *results, int
           "%s over %lld shapes (below 1: %s faster): min %.3f, 10%% %.3f, "
           "median %.3f, 90%% %.3f, max %.3f, geometric mean %.3f\n",
           ratio_name, (long long)measured, left ? "layout left" : "AUTO", ratios[0],
-          quantile(ratios, measured, 0.1), quantile(ratios, measured, 0.5), quantile(ratios, measured, 0.9), ratios[measured - 1],
-          exp(log_sum / (double)measured));
+          quantile(ratios, measured, 0.1), quantile(ratios, measured, 0.5),
+          quantile(ratios, measured, 0.9), ratios[measured - 1], exp(log_sum / (double)measured));
   fprintf(out, "%s slower than %s on %lld shapes, by more than 5%% on %lld\n",
           left ? "layout left" : "AUTO", left ? "layout right" : "the vendor",
           (long long)above_one, (long long)above_tie);
