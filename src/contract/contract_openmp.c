@@ -255,17 +255,21 @@ static bool openmp_supports(const tc_contraction *shape, tc_variant variant) {
   return variant == TC_VARIANT_FLAT || variant == TC_VARIANT_BLOCKED;
 }
 
-/* AUTO: BLOCKED, but for FieldField in layout right where the vendor
- * variant (libxsmm) is built: there libxsmm per cell was as fast or faster
- * on the 2-core development machine but for cells of at least 96 x 96
- * with long sums, K >= 512 in double and K >= 1024 in float
- * (tcmini-bench --sweep 60 --memory 64 and the presets, both precisions,
- * the rows of a case timed in turn; docs/tuning.md). */
+/* AUTO: BLOCKED, but for FieldField where the vendor variant (libxsmm) is
+ * built. In layout right libxsmm per cell was as fast or faster on the
+ * 2-core development machine but for cells of at least 96 x 96 with long
+ * sums, K >= 512 in double and K >= 1024 in float (tcmini-bench --sweep 60
+ * --memory 64 and the presets, both precisions, the rows of a case timed in
+ * turn); in layout left, its blocks of gathered cells took a median of 0.71
+ * of BLOCKED's time in double and 0.91 in float over 40 random shapes,
+ * losing on 3 and 13 of them by at most 1.20x and 1.57x (docs/tuning.md). */
 enum { TC_OMP_BLOCKED_MIN_SIDE = 96, TC_OMP_BLOCKED_MIN_K_DOUBLE = 512,
        TC_OMP_BLOCKED_MIN_K_FLOAT = 1024 };
 
 static tc_variant openmp_choose(const tc_contraction *shape) {
   if (tc_kernel_is_field_field(shape->kernel) && tc_openmp_vendor_supports(shape)) {
+    if (shape->layout == TC_LAYOUT_LEFT)
+      return TC_VARIANT_VENDOR;
     const int64_t side = min_int64(shape->num_left_fields, shape->num_right_fields);
     const int64_t long_k = shape->precision == TC_DOUBLE ? TC_OMP_BLOCKED_MIN_K_DOUBLE
                                                          : TC_OMP_BLOCKED_MIN_K_FLOAT;

@@ -13,12 +13,14 @@
 /// "libxsmm 1.17", or NULL when this build has no vendor library.
 const char *tc_openmp_vendor_library(void);
 
-/// True for a FieldField shape in layout right whose sizes the library
-/// takes (a validated, normalized shape).
+/// True for a FieldField shape (either layout) whose sizes the library
+/// takes (a validated, normalized shape): in layout left, blocks of cells
+/// are gathered into per-cell matrices first.
 bool tc_openmp_vendor_supports(const tc_contraction *shape);
 
 /// out(c) = left(c) * right(c)^T (+ out(c) with sum_into) for every cell, in
-/// the working precision; threads over cells. A shape the library cannot
+/// the working precision; threads over cells (over blocks of consecutive
+/// cells in layout left). A shape the library cannot
 /// take gives TC_ERR_UNSUPPORTED.
 tc_err tc_openmp_vendor_run(const tc_contraction *shape, const void *left, const void *right,
                             void *output);

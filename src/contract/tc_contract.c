@@ -438,13 +438,19 @@ const char *tc_contract_vendor_refusal(const tc_contract_backend *backend,
   tc_contraction_normalize(&copy);
   if (!tc_kernel_is_field_field(copy.kernel))
     return "the vendor variant runs the FieldField kernels only (batches of matrix products)";
-  if (copy.layout != TC_LAYOUT_RIGHT)
-    return "the vendor variant runs layout right only: in layout left the cell index is "
-           "fastest, so no matrix of a cell has the unit-stride dimension a vendor GEMM needs";
-  if (!backend->supports(&copy, TC_VARIANT_VENDOR))
-    return "the shape is beyond the vendor library's sizes (L, R, P*D1*D2 and C must fit in "
-           "a 32-bit int)";
-  return NULL;
+  if (backend->supports(&copy, TC_VARIANT_VENDOR))
+    return NULL;
+  /* the layout, where the backend refuses even the smallest shape in it */
+  tc_contraction smallest = copy;
+  smallest.num_cells = smallest.num_left_fields = smallest.num_right_fields = 1;
+  smallest.num_points = smallest.dim1 = smallest.dim2 = 1;
+  if (copy.layout != TC_LAYOUT_RIGHT && !backend->supports(&smallest, TC_VARIANT_VENDOR))
+    return "the vendor variant runs layout right only on this backend: in layout left the "
+           "cell index is fastest, so no matrix of a cell has the unit-stride dimension a "
+           "vendor GEMM needs (the openmp backend gathers blocks of cells into per-cell "
+           "matrices first)";
+  return "the shape is beyond the vendor library's sizes (L, R, K = P*D1*D2, C and the "
+         "matrices L*K, R*K and L*R must fit in a 32-bit int)";
 }
 
 /* Resolution on a shape already normalized and validated: AUTO through the

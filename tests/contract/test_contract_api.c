@@ -300,10 +300,9 @@ static void check_variants(void) {
   const tc_contract_backend *openmp = tc_contract_backend_get(TC_BACKEND_OPENMP);
   if (openmp != NULL) {
     tc_error_clear();
-    /* AUTO: the vendor (libxsmm) on FieldField in layout right where it is
-     * built, but on cells of 96 x 96 or more with K >= 512 in double and
-     * K >= 1024 in float; BLOCKED otherwise, in layout left and for
-     * DataField. */
+    /* AUTO: the vendor (libxsmm) on FieldField where it is built, but on
+     * cells of 96 x 96 or more with K >= 512 in double and K >= 1024 in
+     * float in layout right; BLOCKED otherwise and for DataField. */
     const tc_variant small = tc_contract_vendor_library(openmp) ? TC_VARIANT_VENDOR
                                                                : TC_VARIANT_BLOCKED;
     test_check(tc_contract_resolve(openmp, &shape, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
@@ -319,13 +318,23 @@ static void check_variants(void) {
     data.kernel = TC_DATA_FIELD_VECTOR;
     data.num_right_fields = 1;
     data.num_data_points = data.num_points;
-    const tc_contraction blocked_shapes[] = {large, left, data};
+    const tc_contraction blocked_shapes[] = {large, data};
     for (size_t i = 0; i < sizeof blocked_shapes / sizeof blocked_shapes[0]; ++i)
       test_check(tc_contract_resolve(openmp, &blocked_shapes[i], TC_VARIANT_AUTO, &resolved) ==
                          TC_SUCCESS &&
                      resolved == TC_VARIANT_BLOCKED,
                  "OpenMP: AUTO must resolve to blocked on shape %zu, got %s", i,
                  tc_variant_name(resolved));
+    /* layout left: the vendor even on the large cell (its blocks of
+     * gathered cells beat BLOCKED on every shape measured) */
+    tc_contraction large_left = large;
+    large_left.layout = TC_LAYOUT_LEFT;
+    test_check(tc_contract_resolve(openmp, &left, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
+                   resolved == small &&
+                   tc_contract_resolve(openmp, &large_left, TC_VARIANT_AUTO, &resolved) ==
+                       TC_SUCCESS &&
+                   resolved == small,
+               "OpenMP: AUTO in layout left must resolve to %s", tc_variant_name(small));
     large.precision = TC_FLOAT;
     large.num_points = 512; /* K = 1024 */
     test_check(tc_contract_resolve(openmp, &large, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
@@ -382,11 +391,24 @@ static void check_vendor(void) {
              "vendor runs FieldField in layout right");
   tc_contraction left = shape;
   left.layout = TC_LAYOUT_LEFT;
-  test_check(!tc_contract_supports(openmp, &left, TC_VARIANT_VENDOR) &&
+  test_check(tc_contract_supports(openmp, &left, TC_VARIANT_VENDOR) &&
+                 tc_contract_vendor_refusal(openmp, &left) == NULL &&
                  tc_contract_resolve(openmp, &left, TC_VARIANT_VENDOR, &resolved) ==
+                     TC_SUCCESS &&
+                 resolved == TC_VARIANT_VENDOR,
+             "vendor runs FieldField in layout left (gathered cells): '%s'",
+             tc_error_message());
+  tc_error_clear();
+  /* beyond the gather's 32-bit sizes: refused saying why */
+  tc_contraction huge = left;
+  huge.num_left_fields = 70000;
+  huge.num_right_fields = 70000;
+  test_check(!tc_contract_supports(openmp, &huge, TC_VARIANT_VENDOR) &&
+                 tc_contract_resolve(openmp, &huge, TC_VARIANT_VENDOR, &resolved) ==
                      TC_ERR_UNSUPPORTED &&
-                 strstr(tc_error_message(), "layout right only") != NULL,
-             "vendor refuses layout left saying why: '%s'", tc_error_message());
+                 strstr(tc_error_message(), "32-bit") != NULL,
+             "vendor refuses layout left past 32-bit sizes saying why: '%s'",
+             tc_error_message());
   tc_error_clear();
   tc_contraction data = {.kernel = TC_DATA_DATA_SCALAR, .num_cells = 2, .num_points = 3,
                          .layout = TC_LAYOUT_RIGHT, .precision = TC_DOUBLE};

@@ -155,7 +155,9 @@ static void check_bad_texts(void) {
        "bad.txt:4: the openmp backend does not run variant 'tiling' on FieldFieldScalar"},
       {"kernel=FieldFieldScalar layout=right precision=double L=8 R=8 K=8 variant=auto\n", true,
        "bad.txt:4: an entry must name a variant other than auto"},
-      {"kernel=FieldFieldScalar layout=left precision=double L=8 R=8 K=8 variant=vendor\n", true,
+      {"kernel=FieldFieldScalar layout=left precision=double L=70000 R=70000 K=8 "
+       "variant=vendor\n",
+       true,
        "bad.txt:4: the openmp backend does not run variant 'vendor' on FieldFieldScalar (left "
        "layout, double) at either end of this class: "},
       {"kernel=DataDataScalar layout=right precision=double K=8 variant=vendor\n", true,
