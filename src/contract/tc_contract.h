@@ -56,8 +56,9 @@ typedef enum {
   TC_VARIANT_TILING,           ///< GPU: shared-memory tiles over (L,R), contracted index walked tile by tile
   TC_VARIANT_STAGED,           ///< GPU: cells' inputs staged in shared memory by coalesced runs, summed there
   TC_VARIANT_CELL_ROWS,        ///< GPU: DataField, layout right: a warp per slab of a cell's rows, data row in registers
-  TC_VARIANT_VENDOR,           ///< FieldField, layout right: the vendor library's small/batched GEMM
-                               ///< (cuBLAS strided-batched on CUDA, libxsmm per cell on OpenMP;
+  TC_VARIANT_VENDOR,           ///< FieldField: the vendor library's small/batched GEMM (cuBLAS
+                               ///< strided-batched on CUDA, layout right; libxsmm per cell on OpenMP,
+                               ///< layout right, or left through blocks of cells gathered per cell;
                                ///< tc_contract_vendor_library names it). "cublas" is another name for it.
   TC_VARIANT_COUNT
 } tc_variant;
