@@ -262,7 +262,7 @@ static bool openmp_supports(const tc_contraction *shape, tc_variant variant) {
  * --memory 64 and the presets, both precisions, the rows of a case timed in
  * turn); in layout left, its blocks of gathered cells took a median of 0.71
  * of BLOCKED's time in double and 0.91 in float over 40 random shapes,
- * losing on 3 and 13 of them by at most 1.20x and 1.57x (docs/tuning.md). */
+ * losing on 3 and 10 of them by at most 1.20x and 1.59x (docs/tuning.md). */
 enum { TC_OMP_BLOCKED_MIN_SIDE = 96, TC_OMP_BLOCKED_MIN_K_DOUBLE = 512,
        TC_OMP_BLOCKED_MIN_K_FLOAT = 1024 };
 
