@@ -261,15 +261,23 @@ static bool openmp_supports(const tc_contraction *shape, tc_variant variant) {
  * sums, K >= 512 in double and K >= 1024 in float (tcmini-bench --sweep 60
  * --memory 64 and the presets, both precisions, the rows of a case timed in
  * turn); in layout left, its blocks of gathered cells took a median of 0.71
- * of BLOCKED's time in double and 0.91 in float over 40 random shapes,
- * losing on 3 and 10 of them by at most 1.20x and 1.59x (docs/tuning.md). */
+ * of BLOCKED's time in double and 0.91 in float over 40 random shapes, but
+ * in float lost on every cell whose outputs are at least 45% of its inputs'
+ * words (L R >= 0.45 (L + R) K; 16 of 16 such shapes of two seeds), which
+ * run BLOCKED (docs/tuning.md). */
 enum { TC_OMP_BLOCKED_MIN_SIDE = 96, TC_OMP_BLOCKED_MIN_K_DOUBLE = 512,
-       TC_OMP_BLOCKED_MIN_K_FLOAT = 1024 };
+       TC_OMP_BLOCKED_MIN_K_FLOAT = 1024, TC_OMP_LEFT_BLOCKED_OUTPUT_PERCENT = 45 };
 
 static tc_variant openmp_choose(const tc_contraction *shape) {
   if (tc_kernel_is_field_field(shape->kernel) && tc_openmp_vendor_supports(shape)) {
     if (shape->layout == TC_LAYOUT_LEFT)
-      return TC_VARIANT_VENDOR;
+      return shape->precision == TC_FLOAT &&
+                     100 * shape->num_left_fields * shape->num_right_fields >=
+                         TC_OMP_LEFT_BLOCKED_OUTPUT_PERCENT *
+                             (shape->num_left_fields + shape->num_right_fields) *
+                             tc_contraction_length(shape)
+                 ? TC_VARIANT_BLOCKED
+                 : TC_VARIANT_VENDOR;
     const int64_t side = min_int64(shape->num_left_fields, shape->num_right_fields);
     const int64_t long_k = shape->precision == TC_DOUBLE ? TC_OMP_BLOCKED_MIN_K_DOUBLE
                                                          : TC_OMP_BLOCKED_MIN_K_FLOAT;

@@ -335,6 +335,20 @@ static void check_variants(void) {
                        TC_SUCCESS &&
                    resolved == small,
                "OpenMP: AUTO in layout left must resolve to %s", tc_variant_name(small));
+    /* ... but BLOCKED in float where the outputs are at least 45% of the
+     * inputs' words (96 x 96 outputs, (96 + 96) x 48 inputs: exactly 1) */
+    large_left.precision = TC_FLOAT;
+    large_left.num_points = 24; /* K = 48 */
+    test_check(tc_contract_resolve(openmp, &large_left, TC_VARIANT_AUTO, &resolved) ==
+                       TC_SUCCESS &&
+                   resolved == TC_VARIANT_BLOCKED,
+               "OpenMP: AUTO must resolve to blocked on 96 x 96 x 48 float in layout left");
+    large_left.num_points = 54; /* K = 108: outputs 0.44 of the inputs */
+    test_check(tc_contract_resolve(openmp, &large_left, TC_VARIANT_AUTO, &resolved) ==
+                       TC_SUCCESS &&
+                   resolved == small,
+               "OpenMP: AUTO must resolve to %s on 96 x 96 x 108 float in layout left",
+               tc_variant_name(small));
     large.precision = TC_FLOAT;
     large.num_points = 512; /* K = 1024 */
     test_check(tc_contract_resolve(openmp, &large, TC_VARIANT_AUTO, &resolved) == TC_SUCCESS &&
