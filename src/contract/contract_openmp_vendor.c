@@ -243,8 +243,8 @@ static tc_err vendor_run_left(const tc_contraction *s, const void *left, const v
   libxsmm_blasint chunk = K;
   if (block * per_cell > LEFT_BLOCK_BYTES) {
     const int64_t room = LEFT_BLOCK_BYTES / block / (int64_t)element - (int64_t)L * R;
-    const int64_t fit = room / (L + R);
-    chunk = (libxsmm_blasint)(fit < LEFT_MIN_CHUNK ? LEFT_MIN_CHUNK : fit < K ? fit : K);
+    const int64_t fit = room / (L + R) < LEFT_MIN_CHUNK ? LEFT_MIN_CHUNK : room / (L + R);
+    chunk = (libxsmm_blasint)(fit < K ? fit : K);
   }
   left_kernels kernels = {0};
   const libxsmm_blasint last = K - (K - 1) / chunk * chunk;
