@@ -20,6 +20,7 @@
 #include "bench_sweep.h"
 #include "tc_contract.h"
 #include "tc_device.h"
+#include "tc_file_paths.h"
 #include "tc_git_revision.h"
 #include "tc_parallel.h"
 
@@ -350,8 +351,10 @@ static tc_err run_modes(bench_run *run, bench_row_capture *capture) {
     bench_report_table_header(stdout);
     err = o->sweep > 0 ? run_sweep(run) : o->num_shapes > 0 ? run_listed(run) : run_presets(run);
   }
-  if (run->csv != NULL && fclose(run->csv) != 0 && err == TC_SUCCESS)
-    err = tc_error_raise(TC_ERR_IO, __FILE__, __LINE__, __func__, "writing '%s' failed", o->csv_path);
+  if (run->csv != NULL) {
+    const tc_err closed = bench_report_csv_close(run->csv, o->csv_path, err == TC_SUCCESS);
+    err = err == TC_SUCCESS ? closed : err;
+  }
   run->csv = NULL;
   if (err == TC_SUCCESS && run->tuner != NULL)
     err = write_tuning(run);
@@ -363,8 +366,14 @@ static tc_err run_modes(bench_run *run, bench_row_capture *capture) {
 static tc_err run_benchmark(bench_run *run) {
   const bench_options *o = run->options;
   bench_row_capture capture = {NULL, NULL};
-  tc_err err = TC_SUCCESS;
-  if (o->replay_path != NULL) {
+  /* the files the run writes, checked before anything is measured */
+  tc_err err = o->tune_path != NULL ? tc_file_check_writable(o->tune_path, "tuning file")
+                                    : TC_SUCCESS;
+  if (err == TC_SUCCESS && o->csv_path != NULL)
+    err = tc_file_check_writable(o->csv_path, "CSV file");
+  if (err == TC_SUCCESS && o->replay_output_path != NULL)
+    err = tc_file_check_writable(o->replay_output_path, "results file");
+  if (err == TC_SUCCESS && o->replay_path != NULL) {
     err = load_replay(run);
     if (err == TC_SUCCESS && o->replay_output_path != NULL)
       err = tc_replay_writer_create(o->replay_output_path, o->overwrite, &run->replay_source,

@@ -2,6 +2,7 @@
  * and the shape presets that turn options into contraction shapes. */
 #include "bench_options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -84,7 +85,7 @@ static const option options_table[] = {
     {"reps", "N", OPTION_INT, FIELD(reps), "10", 1,
      "timed repetitions per row (median, min, max); the rows of a case take turns"},
     {"warmup", "N", OPTION_INT, FIELD(warmup), "2", 0,
-     "untimed runs before the timed ones (at least 1: the first is the checked one)"},
+     "untimed runs before the timed ones (0 runs 1: the first is the checked one)"},
     {"row-time-limit", "S", OPTION_INT, FIELD(row_time_limit), "0", 0,
      "stop a row's warm-up, and its timed runs, once they took S seconds (0: never);"
      " the table's reps column shows the runs timed"},
@@ -338,6 +339,25 @@ static tc_err add_listed_shape(bench_options *o, const tc_contraction *shape) {
 static void shape_sizes(const bench_options *o, tc_kernel kernel, int64_t left_fields,
                         int64_t right_fields, int64_t points, tc_contraction *shape);
 
+/* One "LxRxP" of --shapes: three whole numbers >= 1 that fit in int64
+ * (strtoll reports the ones that do not), separated by 'x'. */
+static bool parse_shape_sizes(const char *item, long long sizes[3]) {
+  const char *at = item;
+  for (int i = 0; i < 3; ++i) {
+    if (!isdigit((unsigned char)*at))
+      return false;
+    char *end = NULL;
+    errno = 0;
+    sizes[i] = strtoll(at, &end, 10);
+    if (errno != 0 || sizes[i] < 1)
+      return false;
+    at = end;
+    if (i < 2 && *at++ != 'x')
+      return false;
+  }
+  return *at == '\0';
+}
+
 /* --shapes LxRxP,...: each shape for every kernel of --kernel. */
 static tc_err parse_shapes(bench_options *o) {
   char item[64];
@@ -347,10 +367,8 @@ static tc_err parse_shapes(bench_options *o) {
     memcpy(item, start, length);
     item[length] = '\0';
     long long sizes[3];
-    char extra;
-    TC_CHECK(sscanf(item, "%lldx%lldx%lld%c", &sizes[0], &sizes[1], &sizes[2], &extra) == 3 &&
-                 sizes[0] >= 1 && sizes[1] >= 1 && sizes[2] >= 1,
-             TC_ERR_INPUT, "expected LxRxP with whole numbers >= 1 (e.g. 81x81x27), got '%s'",
+    TC_CHECK(parse_shape_sizes(item, sizes), TC_ERR_INPUT,
+             "expected LxRxP with whole numbers >= 1 that fit in 64 bits (e.g. 81x81x27), got '%s'",
              item);
     for (int k = 0; k < o->num_kernels; ++k) {
       tc_contraction shape;

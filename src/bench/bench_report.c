@@ -2,7 +2,12 @@
  * for both the aligned table and the CSV file. */
 #include "bench_report.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "tc_file_paths.h"
 
 typedef void (*column_format)(const bench_row *row, bool csv, char *text, size_t capacity);
 
@@ -113,12 +118,35 @@ void bench_report_table_row(FILE *stream, const bench_row *row) {
   fflush(stream);
 }
 
+/* The temporary file bench_report_csv_open writes for path. */
+static void csv_temporary(const char *path, char *name, size_t size) {
+  snprintf(name, size, "%s.tmp.%ld", path, (long)getpid());
+}
+
 tc_err bench_report_csv_open(const char *path, FILE **stream) {
-  *stream = fopen(path, "w");
-  TC_CHECK(*stream != NULL, TC_ERR_IO, "cannot open CSV file '%s' for writing", path);
+  TC_CALL(tc_file_check_writable(path, "CSV file"));
+  char temporary[4096];
+  csv_temporary(path, temporary, sizeof temporary);
+  *stream = fopen(temporary, "w");
+  TC_CHECK(*stream != NULL, TC_ERR_IO, "cannot write CSV file '%s': %s", path, strerror(errno));
   for (int i = 0; i < COLUMN_COUNT; ++i)
     fprintf(*stream, "%s%s", i ? "," : "", columns[i].name);
   fprintf(*stream, "\n");
+  return TC_SUCCESS;
+}
+
+tc_err bench_report_csv_close(FILE *stream, const char *path, bool keep) {
+  char temporary[4096];
+  csv_temporary(path, temporary, sizeof temporary);
+  int failure = ferror(stream) ? (errno ? errno : EIO) : 0;
+  if (fclose(stream) != 0 && failure == 0)
+    failure = errno;
+  if (keep && failure == 0 && rename(temporary, path) != 0)
+    failure = errno;
+  if (!keep || failure != 0)
+    remove(temporary);
+  TC_CHECK(!keep || failure == 0, TC_ERR_IO, "cannot write CSV file '%s': %s", path,
+           strerror(failure));
   return TC_SUCCESS;
 }
 

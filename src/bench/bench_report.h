@@ -38,9 +38,16 @@ void bench_report_table_header(FILE *stream);
 /// Prints one row of the table.
 void bench_report_table_row(FILE *stream, const bench_row *row);
 
-/// Opens path for writing and writes the CSV header. TC_ERR_IO if it cannot.
+/// Opens a temporary file beside path ("path.tmp.PID") and writes the CSV
+/// header; bench_report_csv_close puts it in place. TC_ERR_IO, naming path
+/// and the reason, if it cannot.
 tc_err bench_report_csv_open(const char *path, FILE **stream);
 /// Writes one row as CSV (full precision, no padding).
 void bench_report_csv_row(FILE *stream, const bench_row *row);
+/// Closes the stream of bench_report_csv_open(path) and, when keep is set,
+/// renames its file to path (replacing a file there); otherwise, or when the
+/// writes failed, removes it, so that a failed run leaves an existing CSV
+/// file as it was. TC_ERR_IO if the file could not be written (keep set).
+tc_err bench_report_csv_close(FILE *stream, const char *path, bool keep);
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "tc_file_paths.h"
 #include "tc_ini.h"
 #include "tc_parallel.h"
 
@@ -148,7 +149,8 @@ static const option options[] = {
     {"mesh", "cells", TYPE_INT64_TRIPLE, "16 16 16",
      "cells per direction (x y z) of the global box", AT_LEAST(1), NULL, FIELD(cells)},
     {"mesh", "length", TYPE_DOUBLE_TRIPLE, "1 1 1",
-     "box extents (x y z): the box is [0,lx] x [0,ly] x [0,lz]", ABOVE(0), NULL, FIELD(length)},
+     "box extents (x y z): the box is [0,lx] x [0,ly] x [0,lz]", {1e-9, 1e9, false, false}, NULL,
+     FIELD(length)},
     {"mesh", "distortion", TYPE_DOUBLE, "0.1",
      "smooth distortion of interior nodes, as a fraction of a cell (0: brick cells)",
      {0, 0.25, false, true}, NULL, FIELD(distortion)},
@@ -840,6 +842,39 @@ static tc_err agree_on_deck(MPI_Comm comm, tc_err err) {
   return err;
 }
 
+/// Rank 0's check that the files a run writes are distinct from each other
+/// and from the deck it reads (part of tc_config_load): a report written
+/// over the results file or its XDMF companion, or either over the deck,
+/// would replace one output with another, or the input with an output.
+static tc_err check_file_names(const tc_config *config, const char *deck) {
+  const bool results = strcmp(config->path, "none") != 0;
+  const bool report = strcmp(config->report, "none") != 0;
+  char xdmf[TC_CONFIG_STRING_MAX + 8] = "";
+  if (results)
+    (void)tc_file_xdmf_companion(config->path, xdmf, sizeof xdmf);
+  if (report && results) {
+    TC_CHECK(!tc_file_same(config->report, config->path), TC_ERR_INPUT,
+             "[output] report: '%s' is the results file of output.path; choose another "
+             "output.report",
+             config->report);
+    TC_CHECK(!tc_file_same(config->report, xdmf), TC_ERR_INPUT,
+             "[output] report: '%s' is the XDMF file written beside output.path '%s'; choose "
+             "another output.report",
+             config->report, config->path);
+  }
+  if (deck == NULL)
+    return TC_SUCCESS;
+  TC_CHECK(!report || !tc_file_same(config->report, deck), TC_ERR_INPUT,
+           "[output] report: '%s' is the input deck; choose another output.report",
+           config->report);
+  TC_CHECK(!results || (!tc_file_same(config->path, deck) && !tc_file_same(xdmf, deck)),
+           TC_ERR_INPUT,
+           "[output] path: '%s' (or its XDMF file '%s') is the input deck; choose another "
+           "output.path",
+           config->path, xdmf);
+  return TC_SUCCESS;
+}
+
 tc_err tc_config_load(MPI_Comm comm, const char *path, int num_overrides, char **overrides,
                       tc_config *config) {
   char *text = NULL;
@@ -866,6 +901,8 @@ tc_err tc_config_load(MPI_Comm comm, const char *path, int num_overrides, char *
   }
   err = tc_config_parse(path, text, num_overrides, overrides, config);
   free(text);
+  if (err == TC_SUCCESS && tc_rank(comm) == 0)
+    err = check_file_names(config, path);
   return agree_on_deck(comm, err);
 }
 

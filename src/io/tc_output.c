@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "tc_fault.h"
+#include "tc_file_paths.h"
 #include "tc_h5.h"
 #include "tc_output_impl.h"
 #include "tc_signals.h"
@@ -69,10 +70,7 @@ static tc_err set_paths(tc_output *output, const char *path) {
            path, length, OMPIO_NAME_MAX - TC_OUTPUT_SUFFIX_BYTES);
 #endif
   snprintf(output->h5_path, TC_OUTPUT_PATH_BYTES, "%s", path);
-  if (length > 3 && strcmp(path + length - 3, ".h5") == 0)
-    snprintf(output->xdmf_path, TC_OUTPUT_PATH_BYTES, "%.*s.xmf", (int)(length - 3), path);
-  else
-    snprintf(output->xdmf_path, TC_OUTPUT_PATH_BYTES, "%s.xmf", path);
+  (void)tc_file_xdmf_companion(path, output->xdmf_path, TC_OUTPUT_PATH_BYTES); /* fits: above */
   return TC_SUCCESS;
 }
 

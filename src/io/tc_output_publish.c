@@ -86,9 +86,9 @@ void tc_output_temporary_name(const char *final, char *name, size_t size) {
 
 /* ------------------------------------------------------- destination -- */
 
-/* The final file may be replaced only when overwrite is set, and never when
- * it is a directory or a symbolic link (a rename would replace the link, not
- * the file it points to). */
+/* The final file may be replaced only when overwrite is set, and only when
+ * it is a regular file: never a directory, a device, or a symbolic link (a
+ * rename would replace the link, not the file it points to). */
 static tc_err check_final_path(const char *path, bool overwrite) {
   struct stat info;
   if (lstat(path, &info) != 0) {
@@ -106,6 +106,8 @@ static tc_err check_final_path(const char *path, bool overwrite) {
             path, target);
   }
   TC_CHECK(!S_ISDIR(info.st_mode), TC_ERR_IO, "output path '%s' is a directory", path);
+  TC_CHECK(S_ISREG(info.st_mode), TC_ERR_IO,
+           "output path '%s' is not a regular file (a device, pipe or socket)", path);
   if (!overwrite)
     return exists_error(path);
   return TC_SUCCESS;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tc_file_paths.h"
 #include "tc_git_revision.h"
 #include "tc_parallel.h"
 
@@ -655,6 +656,7 @@ static tc_err write_file(const tc_report *report, const char *path, const double
 
 /// Rank 0's part of tc_report_check_path.
 static tc_err check_path(const char *path, bool overwrite) {
+  TC_CALL(tc_file_check_writable(path, "report file"));
   TC_CHECK(overwrite || access(path, F_OK) != 0, TC_ERR_IO,
            "report file '%s' exists; set output.overwrite = true or choose another output.report",
            path);

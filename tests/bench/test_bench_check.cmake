@@ -86,6 +86,7 @@ elseif(MODE STREQUAL "bad-options")
     "--tune,t.txt,--tuning,u.txt|--tune measures every variant itself: drop --tuning"
     "--shapes,81x81|--shapes: expected LxRxP with whole numbers >= 1 [^\n]* got '81x81'"
     "--shapes,0x1x1|--shapes: expected LxRxP with whole numbers >= 1"
+    "--shapes,99999999999999999999x4x4|--shapes: expected LxRxP with whole numbers >= 1 that fit in 64 bits"
     "--deck,no-such-deck.in|--deck: cannot open deck 'no-such-deck.in'"
     "stray|unexpected argument 'stray'")
   expect_refusals("${cases}")
@@ -278,6 +279,43 @@ elseif(MODE STREQUAL "tune")
   run_bench(--tune ${file} ${shape} --threads 1,2)
   if(NOT rc EQUAL 2 OR NOT err MATCHES "--tune measures one backend at one thread count")
     message(FATAL_ERROR "--tune on two thread counts: exit ${rc}, stderr '${err}'")
+  endif()
+  # The files a run writes are checked before anything is measured: one
+  # line, exit 1, nothing printed on stdout.
+  file(MAKE_DIRECTORY ${WORKDIR}/bench_a_directory)
+  foreach(case "--tune,${WORKDIR}/bench_no_such_dir/t.txt|cannot write tuning file '[^']*bench_no_such_dir/t.txt': directory"
+               "--tune,${WORKDIR}/bench_a_directory|tuning file '[^']*bench_a_directory' is a directory"
+               "--csv,${WORKDIR}/bench_no_such_dir/t.csv|cannot write CSV file '[^']*bench_no_such_dir/t.csv': directory"
+               "--csv,${WORKDIR}/bench_a_directory|CSV file '[^']*bench_a_directory' is a directory")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 1 expected)
+    list(GET parts 0 arguments)
+    string(REPLACE "," ";" arguments "${arguments}")
+    run_bench(${arguments} ${shape})
+    string(REGEX MATCHALL "\n" newlines "${err}")
+    list(LENGTH newlines lines)
+    if(NOT rc EQUAL 1 OR NOT lines EQUAL 1 OR NOT out STREQUAL ""
+       OR NOT err MATCHES "^tcmini-bench: error: ${expected}")
+      message(FATAL_ERROR "'${arguments}': exit ${rc}, stderr '${err}', stdout '${out}'")
+    endif()
+  endforeach()
+  # A run that fails leaves an existing CSV file as it was (the table goes to
+  # a temporary file, renamed into place when the run ends well), and leaves
+  # no temporary file; one that succeeds replaces it.
+  set(csv ${WORKDIR}/bench_kept.csv)
+  file(WRITE ${csv} "an earlier run's table\n")
+  run_bench(--backend serial --kernel FieldFieldScalar --shapes 4611686018427387904x4x4
+            --cells 1 --reps 1 --warmup 1 --no-roofline --csv ${csv})
+  file(READ ${csv} kept)
+  file(GLOB leftovers ${csv}.tmp.*)
+  if(rc EQUAL 0 OR NOT kept STREQUAL "an earlier run's table\n" OR leftovers)
+    message(FATAL_ERROR "a failed run changed '${csv}' or left '${leftovers}': exit ${rc}, "
+                        "stderr '${err}', file '${kept}'")
+  endif()
+  run_bench(--csv ${csv} ${shape})
+  file(READ ${csv} replaced)
+  if(NOT rc EQUAL 0 OR NOT replaced MATCHES "^kernel,preset,backend,[^\n]*\nFieldFieldScalar,p8,openmp,")
+    message(FATAL_ERROR "a run that ends well must replace '${csv}': exit ${rc}, file '${replaced}'")
   endif()
 
 else()

@@ -27,6 +27,7 @@ make_fixture() {
   touch "$1/parent_is_file/file"
   echo "an earlier run's results" > "$1/existing.h5"
   ln -s nowhere/x.h5 "$1/dangling.h5"
+  mkfifo "$1/a_fifo"
   printf '[mesh]\ncells = 4 4 4\n\0\n' > "$1/nul.in"
   head -c 1100000 /dev/zero | tr '\0' '#' > "$1/big.in"
 }

@@ -1,0 +1,30 @@
+/* tc_file_paths: the checks a file that a run writes passes before any work
+ * (its directory exists and is writable; the path itself is absent or a
+ * regular file, not a directory, a symbolic link or a device), whether two
+ * paths name one file, and the name of a results file's XDMF companion. */
+#ifndef TC_FILE_PATHS_H
+#define TC_FILE_PATHS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tc_error.h"
+
+/// Fails with TC_ERR_IO, one line naming the file as `what` ("report file",
+/// "CSV file") and the reason, unless a file can be written at path by
+/// renaming a new file into place: the directory exists and is writable, and
+/// path is absent or a regular file. A directory, a symbolic link (the rename
+/// would replace the link, not its target) and a device, pipe or socket are
+/// refused. Whether an existing file may be replaced is the caller's rule.
+tc_err tc_file_check_writable(const char *path, const char *what);
+
+/// Whether a and b name one file: the same device and inode where both
+/// exist, else the same directory (after resolving links and "..") and the
+/// same last component.
+bool tc_file_same(const char *a, const char *b);
+
+/// The XDMF file written beside results file `path`: "x.h5" -> "x.xmf", any
+/// other name + ".xmf". False (xdmf empty) when it does not fit in size.
+bool tc_file_xdmf_companion(const char *path, char *xdmf, size_t size);
+
+#endif
