@@ -10,8 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The directory part of path ("." for a bare name, "/" for "/x"). */
-static void directory_of(const char *path, char *directory, size_t size) {
+void tc_file_directory_of(const char *path, char *directory, size_t size) {
   const char *slash = strrchr(path, '/');
   if (slash == NULL)
     snprintf(directory, size, ".");
@@ -21,7 +20,7 @@ static void directory_of(const char *path, char *directory, size_t size) {
     snprintf(directory, size, "%.*s", (int)(slash - path), path);
 }
 
-static const char *last_component(const char *path) {
+const char *tc_file_base_name(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
@@ -42,7 +41,7 @@ tc_err tc_file_check_writable(const char *path, const char *what) {
              path, strerror(errno));
   }
   char directory[PATH_MAX];
-  directory_of(path, directory, sizeof directory);
+  tc_file_directory_of(path, directory, sizeof directory);
   TC_CHECK(stat(directory, &info) == 0, TC_ERR_IO, "cannot write %s '%s': directory '%s': %s",
            what, path, directory, strerror(errno));
   TC_CHECK(S_ISDIR(info.st_mode), TC_ERR_IO, "cannot write %s '%s': '%s' is not a directory",
@@ -56,11 +55,11 @@ bool tc_file_same(const char *a, const char *b) {
   struct stat sa, sb;
   if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  if (strcmp(last_component(a), last_component(b)) != 0)
+  if (strcmp(tc_file_base_name(a), tc_file_base_name(b)) != 0)
     return false;
   char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
-  directory_of(a, da, sizeof da);
-  directory_of(b, db, sizeof db);
+  tc_file_directory_of(a, da, sizeof da);
+  tc_file_directory_of(b, db, sizeof db);
   if (realpath(da, ra) == NULL || realpath(db, rb) == NULL)
     return strcmp(da, db) == 0;
   return strcmp(ra, rb) == 0;

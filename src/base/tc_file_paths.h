@@ -23,6 +23,13 @@ tc_err tc_file_check_writable(const char *path, const char *what);
 /// same last component.
 bool tc_file_same(const char *a, const char *b);
 
+/// The directory part of path: "." for a bare name, "/" for "/x"
+/// (truncated to size).
+void tc_file_directory_of(const char *path, char *directory, size_t size);
+
+/// The last component of path (after its last '/').
+const char *tc_file_base_name(const char *path);
+
 /// The XDMF file written beside results file `path`: "x.h5" -> "x.xmf", any
 /// other name + ".xmf". False (xdmf empty) when it does not fit in size.
 bool tc_file_xdmf_companion(const char *path, char *xdmf, size_t size);

@@ -174,7 +174,7 @@ static tc_err write_xdmf(const tc_output *output, const char *temporary) {
     attributes[count++] = (tc_xdmf_attribute){
         field->name, field->path, field->on_nodes, (int)field->trailing[0], false, 8};
   }
-  tc_xdmf_grid grid = {tc_output_base_name(output->h5_path),
+  tc_xdmf_grid grid = {tc_file_base_name(output->h5_path),
                        part->nodes_per_cell,
                        part->num_global_cells,
                        part->num_global_nodes,

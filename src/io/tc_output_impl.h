@@ -319,12 +319,6 @@ tc_err tc_output_check_directory(const tc_output *output);
 /* Flushes the directory holding path to disk. */
 tc_err tc_output_sync_directory(const char *path);
 
-/* The directory part of path ("." when it has none). */
-void tc_output_directory_of(const char *path, char directory[TC_OUTPUT_PATH_BYTES]);
-
-/* The file-name part of path. */
-const char *tc_output_base_name(const char *path);
-
 /* Rank 0: the directory can take the files, the final names are neither
  * directories nor symbolic links, and neither final file exists unless
  * overwrite is set. Not collective. */

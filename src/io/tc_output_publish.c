@@ -30,27 +30,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tc_file_paths.h"
 #include "tc_output_impl.h"
 
 static tc_err exists_error(const char *path) {
   TC_FAIL(TC_ERR_IO,
           "output file '%s' exists; set output.overwrite = true or choose another output.path",
           path);
-}
-
-void tc_output_directory_of(const char *path, char directory[TC_OUTPUT_PATH_BYTES]) {
-  const char *slash = strrchr(path, '/');
-  if (slash == NULL)
-    snprintf(directory, TC_OUTPUT_PATH_BYTES, ".");
-  else if (slash == path)
-    snprintf(directory, TC_OUTPUT_PATH_BYTES, "/");
-  else
-    snprintf(directory, TC_OUTPUT_PATH_BYTES, "%.*s", (int)(slash - path), path);
-}
-
-const char *tc_output_base_name(const char *path) {
-  const char *slash = strrchr(path, '/');
-  return slash ? slash + 1 : path;
 }
 
 /* ------------------------------------------------------------- names -- */
@@ -115,7 +101,7 @@ static tc_err check_final_path(const char *path, bool overwrite) {
 
 tc_err tc_output_check_directory(const tc_output *output) {
   char directory[TC_OUTPUT_PATH_BYTES];
-  tc_output_directory_of(output->h5_path, directory);
+  tc_file_directory_of(output->h5_path, directory, sizeof directory);
   struct stat info;
   TC_CHECK(stat(directory, &info) == 0, TC_ERR_IO, "output directory '%s' cannot be used: %s",
            directory, strerror(errno));
@@ -190,7 +176,7 @@ tc_err tc_output_check_size_limit(const char *path, int64_t bytes) {
 
 tc_err tc_output_sync_directory(const char *path) {
   char directory[TC_OUTPUT_PATH_BYTES];
-  tc_output_directory_of(path, directory);
+  tc_file_directory_of(path, directory, sizeof directory);
   int fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   TC_CHECK(fd >= 0, TC_ERR_IO, "cannot open directory '%s' to flush it: %s", directory,
            strerror(errno));

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tc_file_paths.h"
 #include "tc_output_impl.h"
 
 enum { MAX_OWNERS = 64, NAME_BYTES = TC_OUTPUT_PATH_BYTES + TC_OUTPUT_SUFFIX_BYTES + 16 };
@@ -83,9 +84,9 @@ static bool strip_locktest(const char *entry, char *file, size_t size) {
  * of the lock-test files beside a temporary). */
 static tc_err find_owners(const tc_output *output, owner_list *owners) {
   char directory[TC_OUTPUT_PATH_BYTES];
-  tc_output_directory_of(output->h5_path, directory);
-  const char *h5_base = tc_output_base_name(output->h5_path);
-  const char *xdmf_base = tc_output_base_name(output->xdmf_path);
+  tc_file_directory_of(output->h5_path, directory, sizeof directory);
+  const char *h5_base = tc_file_base_name(output->h5_path);
+  const char *xdmf_base = tc_file_base_name(output->xdmf_path);
   DIR *listing = opendir(directory);
   TC_CHECK(listing != NULL, TC_ERR_IO, "cannot list directory '%s': %s", directory,
            strerror(errno));
@@ -207,8 +208,8 @@ static tc_err remove_left(tc_output *output, const char *path, const char *owner
 /* Removes the MPI-IO lock-test files beside owner's temporary, noting each. */
 static tc_err remove_locktests(tc_output *output, const char *temporary, const char *owner) {
   char directory[TC_OUTPUT_PATH_BYTES];
-  tc_output_directory_of(temporary, directory);
-  const char *base = tc_output_base_name(temporary);
+  tc_file_directory_of(temporary, directory, sizeof directory);
+  const char *base = tc_file_base_name(temporary);
   DIR *listing = opendir(directory);
   TC_CHECK(listing != NULL, TC_ERR_IO, "cannot list directory '%s': %s", directory,
            strerror(errno));
