@@ -468,13 +468,19 @@ static bool parse_bool(const char *text, bool *value) {
 enum { MAX_TOKENS = 16 };
 
 /// Splits copy (modified in place) at commas and whitespace; returns the
-/// number of tokens, or MAX_TOKENS + 1 when there are more.
+/// number of tokens, MAX_TOKENS + 1 when there are more, or -1 when a comma
+/// separates nothing ("4,,4,4", a leading or trailing comma).
 static int split(char *copy, char *tokens[MAX_TOKENS]) {
   int count = 0;
   char *p = copy;
   while (*p) {
-    while (*p && (isspace((unsigned char)*p) || *p == ','))
+    int commas = 0;
+    while (*p && (isspace((unsigned char)*p) || *p == ',')) {
+      commas += *p == ',';
       *p++ = '\0';
+    }
+    if (commas > (count > 0 && *p ? 1 : 0))
+      return -1;
     if (!*p)
       break;
     if (count == MAX_TOKENS)
@@ -782,6 +788,9 @@ tc_err tc_config_parse(const char *origin, const char *text, int num_overrides,
   TC_CALLOC(from, 1);
   for (int i = 0; i < NUM_OPTIONS; i++)
     snprintf(from->where[i], WHERE_MAX, "default");
+  /* a UTF-8 byte-order mark, which some editors put first, is not text */
+  if (text && strncmp(text, "\xEF\xBB\xBF", 3) == 0)
+    text += 3;
   tc_err err = text ? apply_deck(origin ? origin : "deck", text, config, from) : TC_SUCCESS;
   for (int i = 0; i < num_overrides && err == TC_SUCCESS; i++)
     err = apply_override(overrides[i], config, from);

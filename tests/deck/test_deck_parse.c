@@ -94,7 +94,8 @@ static void test_defaults(void) {
 
 static void test_good_deck(void) {
   const char *deck =
-      "# a deck with every kind of value and layout of line\r\n"
+      "\xEF\xBB\xBF# a deck with every kind of value and layout of line (and a byte-order "
+      "mark)\r\n"
       "\n"
       "  [mesh]   ; comment after a header\n"
       "cells = 3, 4,5\n"
@@ -228,6 +229,14 @@ static void test_errors(void) {
        "inputs/hex.in:2: [mesh] cells: expected 3 integers >= 1, got '16 16'"},
       {"[mesh]\ncells = 16 16 16 16\n", NULL,
        "inputs/hex.in:2: [mesh] cells: expected 3 integers >= 1, got '16 16 16 16'"},
+      {"[mesh]\ncells = 4,,4,4\n", NULL,
+       "inputs/hex.in:2: [mesh] cells: expected 3 integers >= 1, got '4,,4,4'"},
+      {"[mesh]\ncells = 4,4,4,\n", NULL,
+       "inputs/hex.in:2: [mesh] cells: expected 3 integers >= 1, got '4,4,4,'"},
+      {"[physics]\nkernels = ,FieldFieldScalar\n", NULL,
+       "inputs/hex.in:2: [physics] kernels: expected all, or a list of "
+       "FieldFieldScalar|FieldFieldVector|FieldFieldTensor|DataFieldScalar|DataFieldVector|"
+       "DataFieldTensor|DataDataScalar|DataDataVector|DataDataTensor, got ',FieldFieldScalar'"},
       {"[mesh]\ncells = 16 16 1.5\n", NULL,
        "inputs/hex.in:2: [mesh] cells: expected 3 integers >= 1, got '16 16 1.5'"},
       {"[run]\nsteps = 2x\n", NULL,
