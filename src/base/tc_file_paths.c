@@ -25,21 +25,36 @@ const char *tc_file_base_name(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-tc_err tc_file_check_writable(const char *path, const char *what) {
+tc_err tc_file_check_kind(const char *path, const char *what, bool *exists) {
   struct stat info;
-  if (lstat(path, &info) == 0) {
-    TC_CHECK(!S_ISDIR(info.st_mode), TC_ERR_IO, "%s '%s' is a directory", what, path);
-    TC_CHECK(!S_ISLNK(info.st_mode), TC_ERR_IO,
-             "%s '%s' is a symbolic link: the new file is renamed into place, which would "
-             "replace the link; name the file itself",
-             what, path);
-    TC_CHECK(S_ISREG(info.st_mode), TC_ERR_IO,
-             "%s '%s' is not a regular file (a device, pipe or socket)", what, path);
-  } else {
-    /* absent, or a component of its directory is not a directory (below) */
+  *exists = false;
+  if (lstat(path, &info) != 0) {
+    /* absent, or a component of its directory is not a directory (which
+     * the directory's check names) */
     TC_CHECK(errno == ENOENT || errno == ENOTDIR, TC_ERR_IO, "cannot check %s '%s': %s", what,
              path, strerror(errno));
+    return TC_SUCCESS;
   }
+  if (S_ISLNK(info.st_mode)) {
+    char target[PATH_MAX];
+    const ssize_t length = readlink(path, target, sizeof target - 1);
+    target[length > 0 ? length : 0] = '\0';
+    TC_FAIL(TC_ERR_IO,
+            "%s '%s' is a symbolic link (to '%s'): the new file is renamed into place, which "
+            "would replace the link; name the file itself",
+            what, path, target);
+  }
+  TC_CHECK(!S_ISDIR(info.st_mode), TC_ERR_IO, "%s '%s' is a directory", what, path);
+  TC_CHECK(S_ISREG(info.st_mode), TC_ERR_IO,
+           "%s '%s' is not a regular file (a device, pipe or socket)", what, path);
+  *exists = true;
+  return TC_SUCCESS;
+}
+
+tc_err tc_file_check_writable(const char *path, const char *what) {
+  bool exists;
+  TC_CALL(tc_file_check_kind(path, what, &exists));
+  struct stat info;
   char directory[PATH_MAX];
   tc_file_directory_of(path, directory, sizeof directory);
   TC_CHECK(stat(directory, &info) == 0, TC_ERR_IO, "cannot write %s '%s': directory '%s': %s",

@@ -10,12 +10,17 @@
 
 #include "tc_error.h"
 
-/// Fails with TC_ERR_IO, one line naming the file as `what` ("report file",
-/// "CSV file") and the reason, unless a file can be written at path by
-/// renaming a new file into place: the directory exists and is writable, and
-/// path is absent or a regular file. A directory, a symbolic link (the rename
-/// would replace the link, not its target) and a device, pipe or socket are
-/// refused. Whether an existing file may be replaced is the caller's rule.
+/// Fails with TC_ERR_IO, one line naming the file as `what` ("output path",
+/// "report file") and the reason, unless path is absent or a regular file: a
+/// directory, a symbolic link (a new file renamed into place would replace
+/// the link, not its target; the message names the target) and a device,
+/// pipe or socket are refused. *exists says whether a regular file is there
+/// (whether it may be replaced is the caller's rule).
+tc_err tc_file_check_kind(const char *path, const char *what, bool *exists);
+
+/// tc_file_check_kind, and the directory of path exists and is writable:
+/// a file can be written at path by renaming a new file into place. Fails
+/// with TC_ERR_IO, one line naming the file as `what` and the reason.
 tc_err tc_file_check_writable(const char *path, const char *what);
 
 /// Whether a and b name one file: the same device and inode where both

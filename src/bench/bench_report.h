@@ -40,7 +40,8 @@ void bench_report_table_row(FILE *stream, const bench_row *row);
 
 /// Opens a temporary file beside path ("path.tmp.PID") and writes the CSV
 /// header; bench_report_csv_close puts it in place. TC_ERR_IO, naming path
-/// and the reason, if it cannot.
+/// and the reason, if it cannot (the caller checks path itself first:
+/// tc_file_check_writable).
 tc_err bench_report_csv_open(const char *path, FILE **stream);
 /// Writes one row as CSV (full precision, no padding).
 void bench_report_csv_row(FILE *stream, const bench_row *row);

@@ -73,28 +73,12 @@ void tc_output_temporary_name(const char *final, char *name, size_t size) {
 /* ------------------------------------------------------- destination -- */
 
 /* The final file may be replaced only when overwrite is set, and only when
- * it is a regular file: never a directory, a device, or a symbolic link (a
- * rename would replace the link, not the file it points to). */
+ * it is a regular file (tc_file_check_kind: never a directory, a device, or
+ * a symbolic link, whose rename would replace the link, not its target). */
 static tc_err check_final_path(const char *path, bool overwrite) {
-  struct stat info;
-  if (lstat(path, &info) != 0) {
-    TC_CHECK(errno == ENOENT, TC_ERR_IO, "cannot check output file '%s': %s", path,
-             strerror(errno));
-    return TC_SUCCESS;
-  }
-  if (S_ISLNK(info.st_mode)) {
-    char target[TC_OUTPUT_PATH_BYTES];
-    ssize_t length = readlink(path, target, sizeof target - 1);
-    target[length > 0 ? length : 0] = '\0';
-    TC_FAIL(TC_ERR_IO,
-            "output path '%s' is a symbolic link (to '%s'): tcmini renames its new results into "
-            "place, which would replace the link; set output.path to the file itself",
-            path, target);
-  }
-  TC_CHECK(!S_ISDIR(info.st_mode), TC_ERR_IO, "output path '%s' is a directory", path);
-  TC_CHECK(S_ISREG(info.st_mode), TC_ERR_IO,
-           "output path '%s' is not a regular file (a device, pipe or socket)", path);
-  if (!overwrite)
+  bool exists;
+  TC_CALL(tc_file_check_kind(path, "output path", &exists));
+  if (exists && !overwrite)
     return exists_error(path);
   return TC_SUCCESS;
 }
