@@ -34,6 +34,26 @@ const char *tc_err_name(tc_err code) {
   return names[code];
 }
 
+/* Control bytes in a message (a deck value or a file name quoted in it)
+ * are written as escapes ("\t", "\x01"), so that an error stays one line
+ * of plain text. */
+static void escape_control_bytes(char *message, size_t size) {
+  char escaped[TC_MESSAGE_MAX];
+  size_t used = 0;
+  for (const unsigned char *c = (const unsigned char *)message; *c && used + 5 < sizeof escaped;
+       c++) {
+    if (*c >= 0x20 && *c != 0x7f)
+      escaped[used++] = (char)*c;
+    else if (*c == '\t' || *c == '\n' || *c == '\r') {
+      escaped[used++] = '\\';
+      escaped[used++] = *c == '\t' ? 't' : *c == '\n' ? 'n' : 'r';
+    } else
+      used += (size_t)snprintf(escaped + used, sizeof escaped - used, "\\x%02x", *c);
+  }
+  escaped[used] = '\0';
+  snprintf(message, size, "%s", escaped);
+}
+
 tc_err tc_error_raise(tc_err code, const char *file, int line, const char *func,
                       const char *fmt, ...) {
   if (recorded_code != TC_SUCCESS)
@@ -43,6 +63,7 @@ tc_err tc_error_raise(tc_err code, const char *file, int line, const char *func,
   va_start(args, fmt);
   vsnprintf(recorded_message, sizeof recorded_message, fmt, args);
   va_end(args);
+  escape_control_bytes(recorded_message, sizeof recorded_message);
   const char *base = strrchr(file, '/');
   snprintf(recorded_origin, sizeof recorded_origin, "%s:%d (%s)",
            base ? base + 1 : file, line, func);

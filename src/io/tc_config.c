@@ -367,7 +367,8 @@ static void append_expectation(text_buffer *buffer, const option *opt) {
       append(buffer, "%s%s", k ? "|" : "", tc_kernel_name((tc_kernel)k));
     break;
   case TYPE_STRING:
-    append(buffer, "a non-empty UTF-8 string of at most %d bytes, without '\"'",
+    append(buffer, "a non-empty UTF-8 string of at most %d bytes, without '\"' or control "
+                   "characters",
            TC_CONFIG_STRING_MAX - 1);
     break;
   }

@@ -285,13 +285,16 @@ static void test_errors(void) {
        "FieldFieldScalar'"},
       {"[output]\npath = \"\"\n", NULL,
        "inputs/hex.in:2: [output] path: expected a non-empty UTF-8 string of at most 1023 "
-       "bytes, without '\"', got ''"},
+       "bytes, without '\"' or control characters, got ''"},
       {"[run]\nlabel = caf\xc3\n", NULL,
        "inputs/hex.in:2: [run] label: expected a non-empty UTF-8 string of at most 1023 "
-       "bytes, without '\"', got 'caf\xc3'"},
+       "bytes, without '\"' or control characters, got 'caf\xc3'"},
       {"[run]\nlabel = a\x01" "b\n", NULL,
        "inputs/hex.in:2: [run] label: expected a non-empty UTF-8 string of at most 1023 "
-       "bytes, without '\"', got 'a\x01" "b'"},
+       "bytes, without '\"' or control characters, got 'a\\x01b'"},
+      {"[run]\nlabel = a\tb\n", NULL,
+       "inputs/hex.in:2: [run] label: expected a non-empty UTF-8 string of at most 1023 "
+       "bytes, without '\"' or control characters, got 'a\\tb'"},
       /* impossible sizes: 1e18 cells fit in int64, their coordinate bytes do not */
       {"[mesh]\ncells = 1000000 1000000 1000000\n", NULL,
        "inputs/hex.in:2: [mesh] cells: 1000000 x 1000000 x 1000000 cells of order 1 are too "
