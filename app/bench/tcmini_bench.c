@@ -73,6 +73,8 @@ static tc_err load_tuning(bench_run *run) {
   TC_CALL(tc_device_create(&device_options, &device));
   tc_err err = tc_tuning_load(o->tuning_path, tuned->backend, tc_device_model(device), &run->tuning);
   tc_device_destroy(&device);
+  /* a file the command line names that cannot be read is bad input (exit 2) */
+  err = tc_error_recode(err, TC_ERR_IO, TC_ERR_INPUT);
   if (err != TC_SUCCESS && o->tuning_fallback) {
     fprintf(stderr, "tcmini-bench: warning: %s; AUTO uses the built-in rules\n", tc_error_message());
     tc_error_clear();

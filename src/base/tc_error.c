@@ -86,6 +86,13 @@ void tc_error_adopt(tc_err code, const char *message, const char *origin) {
   snprintf(recorded_origin, sizeof recorded_origin, "%s", origin);
 }
 
+tc_err tc_error_recode(tc_err err, tc_err from, tc_err to) {
+  if (err != from)
+    return err;
+  recorded_code = to;
+  return to;
+}
+
 tc_err tc_error_out_of_memory(double bytes, const char *file, int line, const char *func) {
   static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int unit = 0;

@@ -48,6 +48,11 @@ void tc_error_clear(void);
 /// another rank; see tc_parallel_agree).
 void tc_error_adopt(tc_err code, const char *message, const char *origin);
 
+/// Where err is from, records it as to instead (the message and origin
+/// kept) and returns to; else returns err. E.g. a file the user named that
+/// cannot be read (TC_ERR_IO) is bad input (TC_ERR_INPUT). Not collective.
+tc_err tc_error_recode(tc_err err, tc_err from, tc_err to);
+
 /// Fails the current function with code and a message unless cond holds.
 #define TC_CHECK(cond, code, ...)                                              \
   do {                                                                         \

@@ -48,13 +48,8 @@ tc_err tc_tuning_load_shared(MPI_Comm comm, const char *path, tc_backend_kind ba
       tc_tuning_destroy(tuning);
   }
   free(text);
-  if (err == TC_ERR_IO) { /* a file the deck names that cannot be read is bad input */
-    char message[1024], origin[256];
-    snprintf(message, sizeof message, "%s", tc_error_message());
-    snprintf(origin, sizeof origin, "%s", tc_error_origin());
-    tc_error_adopt(TC_ERR_INPUT, message, origin);
-    err = TC_ERR_INPUT;
-  }
+  /* a file the deck names that cannot be read is bad input */
+  err = tc_error_recode(err, TC_ERR_IO, TC_ERR_INPUT);
   if (err == TC_SUCCESS || !fallback || err == TC_ERR_MPI || err == TC_ERR_MEMORY)
     return err;
   if (tc_rank(comm) == 0)

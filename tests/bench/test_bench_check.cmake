@@ -256,10 +256,11 @@ elseif(MODE STREQUAL "tune")
   file(WRITE ${WORKDIR}/bench_tuned_other_device.txt "${other_device}")
   string(ASCII 1 2 control)
   file(WRITE ${WORKDIR}/bench_tuned_corrupt.txt "tcmini-tuning 1\nbackend openmp\n${control}\n")
-  # name|message|exit status: 2 for a file that is wrong (bad input), 1 for one that cannot be read
+  # name|message|exit status: 2 for a file that is wrong or cannot be read (bad input, as
+  # tcmini's run.tuning)
   foreach(case "bench_tuned_other_device.txt|the file was tuned on 'No Such Processor 9000'|2"
                "bench_tuned_corrupt.txt|bench_tuned_corrupt.txt:3: not a tcmini tuning file|2"
-               "bench_no_such_tuning.txt|cannot open tuning file|1")
+               "bench_no_such_tuning.txt|cannot open tuning file|2")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 expected)
