@@ -73,6 +73,7 @@ elseif(MODE STREQUAL "bad-options")
     "--layout,diagonal|--layout: unknown layout 'diagonal'"
     "--reps|--reps needs a value"
     "--memory,lots|--memory: expected an integer"
+    "--memory,999999999999|--memory 999999999999 MB is more than this machine's memory"
     "--preset,p8,--left,4,--points,3|--preset cannot be combined"
     "--left,4|needs --left L >= 1 and --points P >= 1"
     "--data-points,2|--data-points: expected 1 or P"
