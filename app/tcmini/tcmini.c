@@ -2,7 +2,8 @@
  * rank, builds the rank's part of the mesh, runs the element-assembly loop,
  * checks the results, writes the HDF5 results file and the run report, and
  * turns the outcome into the exit status:
- *   0 success, 1 run-time failure, 2 bad input or usage, 3 a check failed. */
+ *   0 success, 1 run-time failure, 2 bad input or usage, 3 a check failed
+ * (its results then go beside output.path: tc_output_divert_failed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,8 @@ static void print_usage(FILE *stream) {
           "  --version      version and build facts\n"
           "  --print-deck   print the full effective deck (defaults filled in) and exit\n"
           "\n"
-          "exit status: 0 success, 1 run-time failure, 2 bad input, 3 a check failed\n"
+          "exit status: 0 success, 1 run-time failure, 2 bad input, 3 a check failed (the\n"
+          "results then go to X.failed.h5 beside output.path X.h5, which is kept)\n"
           "\n");
 }
 
@@ -374,6 +376,21 @@ static tc_err check(const tc_config *config, tc_report *report, tc_timers *timer
   return err;
 }
 
+/* A run whose checks failed writes its results beside the path it was
+ * given (tc_output_divert_failed), so that a good results file there is
+ * kept; the report names the file either way (and the verdict where it
+ * went). */
+static tc_err divert_if_failed(tc_report *report, run_state *s) {
+  tc_err err = TC_SUCCESS;
+  if (tc_parallel_agree(MPI_COMM_WORLD, tc_report_verdict(report)) != TC_SUCCESS) {
+    tc_error_clear(); /* the verdict is given at the end */
+    err = tc_output_divert_failed(s->output);
+  }
+  if (err == TC_SUCCESS)
+    err = tc_report_set_results_file(report, tc_output_h5_path(s->output));
+  return err;
+}
+
 /* The results file, written with the phase times as they stand; once output
  * and total are final, its phase table is rewritten and the figures, the
  * loop's roofline and the report are written. No results file after a
@@ -383,6 +400,8 @@ static tc_err write_results(const tc_config *config, tc_report *report, tc_timer
   MPI_Comm comm = MPI_COMM_WORLD;
   tc_phase_stats stats[TC_PHASE_COUNT];
   tc_err err = agree(timers, tc_signals_check());
+  if (err == TC_SUCCESS && s->output)
+    err = divert_if_failed(report, s);
   if (err == TC_SUCCESS && s->output) {
     tc_output_stats written;
     err = tc_timer_start(timers, TC_PHASE_OUTPUT);

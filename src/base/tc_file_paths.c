@@ -92,3 +92,16 @@ bool tc_file_xdmf_companion(const char *path, char *xdmf, size_t size) {
   }
   return true;
 }
+
+bool tc_file_failed_name(const char *path, char *failed, size_t size) {
+  const size_t length = strlen(path);
+  const size_t stem = length > 3 && strcmp(path + length - 3, ".h5") == 0 ? length - 3 : length;
+  const int written =
+      snprintf(failed, size, "%.*s%s%s", (int)stem, path, TC_FILE_FAILED_TAG, path + stem);
+  if (written < 0 || (size_t)written >= size) {
+    if (size > 0)
+      failed[0] = '\0';
+    return false;
+  }
+  return true;
+}

@@ -1,7 +1,8 @@
 /* tc_file_paths: the checks a file that a run writes passes before any work
  * (its directory exists and is writable; the path itself is absent or a
  * regular file, not a directory, a symbolic link or a device), whether two
- * paths name one file, and the name of a results file's XDMF companion. */
+ * paths name one file, and the names of a results file's XDMF companion
+ * and of the file a run whose checks fail writes instead. */
 #ifndef TC_FILE_PATHS_H
 #define TC_FILE_PATHS_H
 
@@ -38,5 +39,14 @@ const char *tc_file_base_name(const char *path);
 /// The XDMF file written beside results file `path`: "x.h5" -> "x.xmf", any
 /// other name + ".xmf". False (xdmf empty) when it does not fit in size.
 bool tc_file_xdmf_companion(const char *path, char *xdmf, size_t size);
+
+/// What a results file's name gains for the results of a run whose checks
+/// failed (tc_file_failed_name).
+#define TC_FILE_FAILED_TAG ".failed"
+
+/// The results file a run whose checks failed writes instead of `path`,
+/// beside it: "x.h5" -> "x.failed.h5", any other name + ".failed". False
+/// (failed empty) when it does not fit in size.
+bool tc_file_failed_name(const char *path, char *failed, size_t size);
 
 #endif

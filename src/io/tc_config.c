@@ -854,14 +854,19 @@ static tc_err agree_on_deck(MPI_Comm comm, tc_err err) {
 
 /// Rank 0's check that the files a run writes are distinct from each other
 /// and from the deck it reads (part of tc_config_load): a report written
-/// over the results file or its XDMF companion, or either over the deck,
+/// over the results file, its XDMF companion or the pair a run whose checks
+/// fail writes instead (tc_file_failed_name), or any of them over the deck,
 /// would replace one output with another, or the input with an output.
 static tc_err check_file_names(const tc_config *config, const char *deck) {
   const bool results = strcmp(config->path, "none") != 0;
   const bool report = strcmp(config->report, "none") != 0;
-  char xdmf[TC_CONFIG_STRING_MAX + 8] = "";
-  if (results)
+  enum { NAME_BYTES = TC_CONFIG_STRING_MAX + 32 };
+  char xdmf[NAME_BYTES] = "", failed[NAME_BYTES] = "", failed_xdmf[NAME_BYTES] = "";
+  if (results) {
     (void)tc_file_xdmf_companion(config->path, xdmf, sizeof xdmf);
+    (void)tc_file_failed_name(config->path, failed, sizeof failed);
+    (void)tc_file_xdmf_companion(failed, failed_xdmf, sizeof failed_xdmf);
+  }
   if (report && results) {
     TC_CHECK(!tc_file_same(config->report, config->path), TC_ERR_INPUT,
              "[output] report: '%s' is the results file of output.path; choose another "
@@ -870,6 +875,11 @@ static tc_err check_file_names(const tc_config *config, const char *deck) {
     TC_CHECK(!tc_file_same(config->report, xdmf), TC_ERR_INPUT,
              "[output] report: '%s' is the XDMF file written beside output.path '%s'; choose "
              "another output.report",
+             config->report, config->path);
+    TC_CHECK(!tc_file_same(config->report, failed) && !tc_file_same(config->report, failed_xdmf),
+             TC_ERR_INPUT,
+             "[output] report: '%s' is where a run whose checks fail writes its results instead "
+             "of output.path '%s'; choose another output.report",
              config->report, config->path);
   }
   if (deck == NULL)
@@ -882,6 +892,11 @@ static tc_err check_file_names(const tc_config *config, const char *deck) {
            "[output] path: '%s' (or its XDMF file '%s') is the input deck; choose another "
            "output.path",
            config->path, xdmf);
+  TC_CHECK(!results || (!tc_file_same(failed, deck) && !tc_file_same(failed_xdmf, deck)),
+           TC_ERR_INPUT,
+           "[output] path: a run whose checks fail writes its results to '%s' instead of "
+           "'%s', and that is the input deck; choose another output.path",
+           failed, config->path);
   return TC_SUCCESS;
 }
 

@@ -63,11 +63,16 @@ static tc_err set_paths(tc_output *output, const char *path) {
 #ifdef OPEN_MPI
   /* Open MPI 4's MPI-IO (OMPIO) formats "<file>.locktest.<rank>" into a
    * 256-byte buffer without a bound and aborts the job on longer names. */
-  enum { OMPIO_NAME_MAX = 255 - 10 - 10 }; /* ".locktest." and 10 rank digits */
-  TC_CHECK(length + TC_OUTPUT_SUFFIX_BYTES <= OMPIO_NAME_MAX, TC_ERR_ARGUMENT,
+  /* The limit leaves room for the name a failed run's results take
+   * (tc_output_divert_failed). */
+  enum {
+    OMPIO_NAME_MAX = 255 - 10 - 10, /* ".locktest." and 10 rank digits */
+    LONGEST = OMPIO_NAME_MAX - TC_OUTPUT_SUFFIX_BYTES - (int)sizeof TC_FILE_FAILED_TAG + 1
+  };
+  TC_CHECK(length <= LONGEST, TC_ERR_ARGUMENT,
            "output path '%s' is %zu characters; Open MPI's MPI-IO fails on paths longer than "
            "%d: choose a shorter output.path",
-           path, length, OMPIO_NAME_MAX - TC_OUTPUT_SUFFIX_BYTES);
+           path, length, (int)LONGEST);
 #endif
   snprintf(output->h5_path, TC_OUTPUT_PATH_BYTES, "%s", path);
   (void)tc_file_xdmf_companion(path, output->xdmf_path, TC_OUTPUT_PATH_BYTES); /* fits: above */
@@ -146,6 +151,21 @@ void tc_output_destroy(tc_output **output) {
   tc_comm_free(&writer->comm);
   free(writer);
   *output = NULL;
+}
+
+tc_err tc_output_divert_failed(tc_output *output) {
+  char path[TC_OUTPUT_PATH_BYTES];
+  (void)tc_file_failed_name(output->h5_path, path, sizeof path); /* fits: set_paths */
+  snprintf(output->h5_path, TC_OUTPUT_PATH_BYTES, "%s", path);
+  (void)tc_file_xdmf_companion(path, output->xdmf_path, TC_OUTPUT_PATH_BYTES);
+  output->overwrite = true; /* an earlier failed run's pair goes */
+  tc_err err = TC_SUCCESS;
+  if (output->rank == 0) { /* what a run killed while publishing such a pair left */
+    err = tc_output_recover(output);
+    if (err == TC_SUCCESS)
+      err = tc_output_check_destination(output);
+  }
+  return tc_parallel_agree(output->comm, err);
 }
 
 const char *tc_output_h5_path(const tc_output *output) { return output->h5_path; }

@@ -116,6 +116,17 @@ tc_err tc_output_add_element_matrix(tc_output *output, const tc_output_matrix *m
 /// writer's communicator.
 tc_err tc_output_write(tc_output *output, const tc_output_run_info *run, tc_output_stats *stats);
 
+/// Sends the results of a run whose checks failed beside the final names,
+/// so that a good pair already there is kept: "X.failed.h5" and
+/// "X.failed.xmf" for "X.h5" ("X.failed" and "X.failed.xmf" for a path not
+/// ending in ".h5"). A failed pair there from an earlier run is replaced
+/// (regular files only, as tc_output_create checks the final names), and
+/// what a run killed while publishing such a pair left is dealt with first.
+/// Call before tc_output_write; tc_output_h5_path then names the new path.
+/// Every rank returns the same result. Collective on the writer's
+/// communicator.
+tc_err tc_output_divert_failed(tc_output *output);
+
 /// Rewrites the phase table /run/phases of the file that tc_output_write
 /// published, in place, with the final times (the phases that were still
 /// running while the file was written, output and total, among them). The

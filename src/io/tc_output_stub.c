@@ -42,6 +42,11 @@ tc_err tc_output_update_phases(tc_output *output, const tc_output_phase *phases,
   TC_OUTPUT_UNSUPPORTED;
 }
 
+tc_err tc_output_divert_failed(tc_output *output) {
+  (void)output;
+  TC_OUTPUT_UNSUPPORTED;
+}
+
 const char *tc_output_h5_path(const tc_output *output) {
   (void)output;
   return "";

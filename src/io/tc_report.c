@@ -77,6 +77,7 @@ struct tc_report {
   tc_choice choices[TC_KERNEL_COUNT]; ///< where each variant came from
   char tuning_file[TC_CONFIG_STRING_MAX]; ///< run.tuning ("" before tc_report_set_tuning)
   bool tuning_used;
+  char results_file[TC_CONFIG_STRING_MAX + 16]; ///< "" before tc_report_set_results_file
   char variants_text[TC_KERNEL_COUNT * 48]; ///< see tc_report_variants_text
   bool have_times;
   tc_phase_stats times[TC_PHASE_COUNT];
@@ -229,6 +230,13 @@ tc_err tc_report_set_variant_choice(tc_report *report, tc_kernel kernel, tc_choi
   return TC_SUCCESS;
 }
 
+tc_err tc_report_set_results_file(tc_report *report, const char *path) {
+  TC_CHECK(strlen(path) < sizeof report->results_file, TC_ERR_ARGUMENT,
+           "results file path '%s' is too long", path);
+  snprintf(report->results_file, sizeof report->results_file, "%s", path);
+  return TC_SUCCESS;
+}
+
 void tc_report_set_tuning(tc_report *report, const char *file, bool used) {
   snprintf(report->tuning_file, sizeof report->tuning_file, "%s", file);
   report->tuning_used = used;
@@ -355,8 +363,13 @@ tc_err tc_report_verdict(const tc_report *report) {
   int ran = 0;
   for (int i = 0; i < report->num_checks; i++)
     ran += !report->checks[i].skipped;
-  TC_CHECK(num_failed == 0, TC_ERR_VERIFY, "%d of %d checks failed: %s", num_failed, ran,
-           failed);
+  char where[2 * TC_CONFIG_STRING_MAX + 64] = "";
+  if (report->results_file[0] && report->have_run &&
+      strcmp(report->results_file, report->config.path) != 0)
+    snprintf(where, sizeof where, "; the results are in '%s', not output.path '%s'",
+             report->results_file, report->config.path);
+  TC_CHECK(num_failed == 0, TC_ERR_VERIFY, "%d of %d checks failed: %s%s", num_failed, ran, failed,
+           where);
   return TC_SUCCESS;
 }
 
@@ -515,6 +528,8 @@ static void write_yaml(const tc_report *report, const double memory_mib[2], FILE
         any_choice = true;
       }
     fputs(any_choice ? "\n" : " {}\n", out);
+    if (report->results_file[0] != '\0')
+      yaml_key_string(out, "  ", "results_file", report->results_file);
     if (report->tuning_file[0] != '\0') {
       yaml_key_string(out, "  ", "tuning_file", report->tuning_file);
       fprintf(out, "  tuning_used: %s\n", report->tuning_used ? "true" : "false");

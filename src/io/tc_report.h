@@ -63,6 +63,10 @@ tc_err tc_report_set_variant_choice(tc_report *report, tc_kernel kernel, tc_choi
 /// collective.
 void tc_report_set_tuning(tc_report *report, const char *file, bool used);
 
+/// Records the path the results file is written to: output.path, or where
+/// the results of a run whose checks failed went instead. Not collective.
+tc_err tc_report_set_results_file(tc_report *report, const char *path);
+
 /// The variants recorded so far, one "Kernel: variant" per kernel in kernel
 /// order, comma-separated (e.g. "FieldFieldScalar: blocked, DataDataScalar:
 /// flat"); "" before any. Owned by the report, valid until the next change.
@@ -122,7 +126,8 @@ tc_err tc_report_add_result(tc_report *report, const char *name, const char *uni
                             double max);
 
 /// The verdict: TC_SUCCESS if every check that ran passed (or none ran), else
-/// TC_ERR_VERIFY with a message naming the failed checks. Not collective.
+/// TC_ERR_VERIFY with a message naming the failed checks (and the results
+/// file, when it is not output.path). Not collective.
 tc_err tc_report_verdict(const tc_report *report);
 
 /// Checks, before the run, that the report can be written to path: its

@@ -21,6 +21,9 @@
 #                 killed while writing (mpirun or the ranks get SIGKILL: the
 #                 temporary file goes, at once or at the next run)
 #   concurrent    a second run on the path of a running one fails at once
+#   checks        a run whose checks fail (a wrong kernel, status 3) writes
+#                 its results beside the pair (out.failed.h5, out.failed.xmf),
+#                 and a second such run replaces them
 #   durable       strace: the files and the directory are fsync'ed before
 #                 the renames and the directory after them (skipped, status
 #                 77, without a working strace)
@@ -249,6 +252,35 @@ concurrent() {
   [ "$(cells_of "$dir/out.h5")" = 1728 ] || fail "concurrent: out.h5 is not the first run's"
 }
 
+checks() {
+  fresh checks 2 || return
+  local cells
+  for cells in 6 4; do
+    tcmini_in "$dir" 2 TCMINI_FAULT=wrong_FieldFieldTensor -- mesh.cells=$cells,$cells,$cells \
+      run.steps=1 verify.checks=on
+    local what="checks fail ($cells^3 cells)" problem="" errors
+    errors=$(grep -ac '^tcmini: error' "$dir/stderr.txt")
+    if [ "$(statuses "$dir")" != " 2 3 " ]; then
+      problem="exit status (count status) of the ranks:$(statuses "$dir"), want 3 on both"
+    elif [ "$errors" -ne 1 ]; then problem="$errors error lines, want 1"
+    elif ! grep -a '^tcmini: error' "$dir/stderr.txt" |
+        grep -aq "checks failed: .*; the results are in 'out.failed.h5', not output.path 'out.h5'$"; then
+      problem="the error line does not name the failed checks and out.failed.h5"
+    elif ! intact; then problem="the earlier pair changed"
+    elif [ "$(cells_of "$dir/out.failed.h5")" != $((cells * cells * cells)) ] ||
+        [ "$(cells_of "$dir/out.failed.xmf")" != $((cells * cells * cells)) ]; then
+      problem="out.failed.h5 and .xmf hold $(cells_of "$dir/out.failed.h5") and $(cells_of "$dir/out.failed.xmf") cells"
+    elif ! grep -q 'out\.failed\.h5:/' "$dir/out.failed.xmf"; then
+      problem="out.failed.xmf does not read out.failed.h5"
+    elif [ "$(debris "$dir" | tr ' ' '\n' | grep -v '^out\.failed\.\(h5\|xmf\)$' | tr -d '\n')" != "" ]; then
+      problem="files left: $(debris "$dir")"
+    fi
+    if [ -n "$problem" ]; then fail "$what: $problem"; else
+      echo "ok   $what: $(grep -a '^tcmini: error' "$dir/stderr.txt" | cut -c1-160)"
+    fi
+  done
+}
+
 durable() {
   command -v strace > /dev/null || { echo "skipped: no strace"; exit 77; }
   dir="$workdir/durable"
@@ -312,6 +344,7 @@ case "$case" in
   xmf) xmf_publish ;;
   killed) killed ;;
   concurrent) concurrent ;;
+  checks) checks ;;
   durable) durable ;;
   *) echo "unknown case '$case'"; exit 2 ;;
 esac
