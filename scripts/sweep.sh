@@ -50,11 +50,16 @@ note() {
   echo "sweep.sh: $*" >&2
 }
 
-# A positive integer, or die naming the parameter.
+# A positive integer below a billion, or die naming the parameter.
 positive() {
-  if [[ ! $2 =~ ^[1-9][0-9]*$ ]]; then
-    die "$1 must be a positive integer, got '$2'"
+  if [[ ! $2 =~ ^[1-9][0-9]{0,8}$ ]]; then
+    die "$1 must be a positive integer below 1000000000, got '$2'"
   fi
+}
+
+# 0 or 1, or die naming the parameter.
+flag() {
+  [[ $2 == 0 || $2 == 1 ]] || die "$1 must be 0 or 1, got '$2'"
 }
 
 # Prints the value of key in [section] of a deck file (comments and quotes
@@ -83,13 +88,14 @@ triple() {
 # on ties): 2 ranks 2 1 1, 4: 2 2 1, 8: 2 2 2, 16: 4 2 2, 6: 3 2 1.
 weak_factors() {
   local n=$1 p=2 m=(1 1 1) primes=() i axis
-  while ((n > 1)); do
+  while ((p * p <= n)); do
     while ((n % p == 0)); do
       primes=("$p" "${primes[@]}")
       n=$((n / p))
     done
     p=$((p + 1))
   done
+  ((n > 1)) && primes=("$n" "${primes[@]}") # the largest prime factor
   for i in "${primes[@]}"; do
     axis=0
     ((m[1] < m[axis])) && axis=1
@@ -130,14 +136,23 @@ case "$mode" in
   *) die "usage: scripts/sweep.sh single|weak|strong [section.key=value ...] (see --help)" ;;
 esac
 user_overrides=("$@")
+for word in "${user_overrides[@]}"; do
+  [[ $word =~ ^[A-Za-z_]+\.[A-Za-z_]+= ]] ||
+    die "'$word' is not a deck override (section.key=value); see --help"
+done
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [[ -n ${TCMINI_SETUP:-} ]]; then
+  [[ -f $TCMINI_SETUP && -r $TCMINI_SETUP ]] ||
+    die "TCMINI_SETUP '$TCMINI_SETUP' is not a readable file"
   # shellcheck source=/dev/null
   source "$TCMINI_SETUP"
 fi
 
 dry_run=${TCMINI_DRY_RUN:-0}
+flag TCMINI_DRY_RUN "$dry_run"
+flag TCMINI_COLLECT "${TCMINI_COLLECT:-1}"
+flag TCMINI_RESULTS_FILE "${TCMINI_RESULTS_FILE:-0}"
 backend=${TCMINI_BACKEND:-openmp}
 case "$backend" in
   serial | openmp) kind=cpu ;;

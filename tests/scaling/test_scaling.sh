@@ -80,6 +80,25 @@ END
   status=0
   TCMINI_DRY_RUN=1 "$root/scripts/sweep.sh" sideways 2>/dev/null || status=$?
   ((status == 2)) || fail "an unknown mode gave status $status, expected 2"
+  # Values that must be refused at once, never run (nor factored: a prime
+  # rank count near 2^31 used to take the weak factoring forever).
+  local bad
+  for bad in "TCMINI_RANKS=2147483647" "TCMINI_RANKS=99999999999999999999" \
+    "TCMINI_DRY_RUN=yes" "TCMINI_COLLECT=maybe" "TCMINI_RESULTS_FILE=2" \
+    "TCMINI_SETUP=/nonexistent" "word=notanoverride"; do
+    status=0
+    if [[ $bad == word=* ]]; then
+      TCMINI_DRY_RUN=1 timeout 20 "$root/scripts/sweep.sh" weak "${bad#word=}" \
+        >/dev/null 2>"$work/bad.txt" || status=$?
+    else
+      env TCMINI_DRY_RUN=1 "$bad" timeout 20 "$root/scripts/sweep.sh" weak \
+        >/dev/null 2>"$work/bad.txt" || status=$?
+    fi
+    if ((status != 2)) || [[ $(wc -l <"$work/bad.txt") != 1 ]] ||
+      ! grep -q "^sweep.sh: error: .*${bad%%=*}\|^sweep.sh: error: '${bad#word=}'" "$work/bad.txt"; then
+      fail "$bad: status $status, stderr '$(cat "$work/bad.txt")'"
+    fi
+  done
 }
 
 case_collect() {
