@@ -51,6 +51,19 @@ expect missing 1 "DIFFERS nodes/flux_load: not in the run" missing.yaml
 # Another problem: refused, not compared.
 perturb_yaml other_problem 's/^  cells = 8 8 8$/  cells = 8 8 9/'
 expect other_problem 2 "another problem" other_problem.yaml
+# Files that are not what they should be: one error line, exit 2, no traceback.
+perturb_yaml no_name '/name: "mass matrix sums to the domain volume"/s/{name: /{label: /'
+expect no_name 2 "is not a well-formed tcmini file (KeyError: 'name')" no_name.yaml
+perturb_yaml value_text '/name: "mass matrix sums to the domain volume"/s/value: [0-9.e+-]*/value: abc/'
+expect value_text 2 "is not a well-formed tcmini file (ValueError" value_text.yaml
+head -c 64 /dev/urandom | tr -d '\n' | sed 's/^/\xff/' > binary.yaml
+printf '\377\376\375' >> binary.yaml
+expect binary 2 "'binary.yaml' is not a text file: expected YAML" binary.yaml
+mkfifo fifo.yaml
+expect fifo 2 "'fifo.yaml' is not a regular file" fifo.yaml
+for name in no_name value_text binary fifo; do
+  if grep -q Traceback "$name.out"; then echo "FAIL $name: a traceback"; failures=$((failures + 1)); fi
+done
 
 if "$python" -c "import h5py, numpy" 2> /dev/null; then
   expect unperturbed_h5 0 "agrees with" run.h5
