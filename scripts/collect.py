@@ -70,6 +70,8 @@ def read_report(path):
             report = yaml.safe_load(stream)
     except (OSError, yaml.YAMLError) as error:
         raise ReportError(f"{path}: cannot read: {error}") from error
+    except UnicodeDecodeError as error:
+        raise ReportError(f"{path}: not a text file (a YAML report is)") from error
     if not isinstance(report, dict) or not isinstance(report.get("run"), dict):
         raise ReportError(f"{path}: not a tcmini run report (no 'run' mapping)")
     if report.get("format") != 1:
@@ -188,7 +190,8 @@ def write_csv(rows, path):
     columns += [f"{p}_{s}_s" for p in phases for s in ("max", "avg")]
     columns += [f"{k}_gflops" for k in KERNELS if any(k in r["gflops"] for r in rows)]
     columns.append("report")
-    with open(path, "w", newline="", encoding="utf-8") as stream:
+    temporary = f"{path}.tmp.{os.getpid()}"  # renamed into place once whole
+    with open(temporary, "w", newline="", encoding="utf-8") as stream:
         writer = csv.writer(stream, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
@@ -199,6 +202,7 @@ def write_csv(rows, path):
             for k in KERNELS:
                 values[f"{k}_gflops"] = row["gflops"].get(k, "")
             writer.writerow([format_value(values[c]) for c in columns])
+    os.replace(temporary, path)
 
 
 def format_value(value):
@@ -317,6 +321,13 @@ def main(argv):
     directory = next((p for p in args.paths if os.path.isdir(p)), ".")
     csv_path = args.csv or os.path.join(directory, "scaling.csv")
     plot_dir = args.plots or os.path.dirname(csv_path) or "."
+    # The destinations, before anything is read or written.
+    csv_directory = os.path.dirname(csv_path) or "."
+    if os.path.isdir(csv_path) or not os.path.isdir(csv_directory):
+        parser.error(f"--csv {csv_path}: " + ("is a directory" if os.path.isdir(csv_path) else
+                                               f"no directory '{csv_directory}'"))
+    if not args.no_plots and os.path.exists(plot_dir) and not os.path.isdir(plot_dir):
+        parser.error(f"--plots {plot_dir}: exists and is not a directory")
     try:
         rows = [read_report(f) for f in files]
         series = series_of(rows)
@@ -325,12 +336,20 @@ def main(argv):
     except ReportError as error:
         print(f"collect.py: error: {error}", file=sys.stderr)
         return 1
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        print(f"collect.py: error: a report is not a well-formed tcmini report "
+              f"({type(error).__name__}: {error})", file=sys.stderr)
+        return 1
     for row in rows:
         if row["verdict"] not in ("passed", "not checked"):
             print(f"collect.py: warning: {row['report']}: verdict '{row['verdict']}'",
                   file=sys.stderr)
     ordered = [r for members in series.values() for r in members]
-    write_csv(ordered, csv_path)
+    try:
+        write_csv(ordered, csv_path)
+    except OSError as error:
+        print(f"collect.py: error: cannot write '{csv_path}': {error.strerror}", file=sys.stderr)
+        return 1
     print(f"collect.py: {len(rows)} reports, {study} scaling, {len(series)} series -> {csv_path}")
     if not args.no_plots:
         os.makedirs(plot_dir, exist_ok=True)
