@@ -20,9 +20,11 @@
 #include "bench_sweep.h"
 #include "tc_contract.h"
 #include "tc_device.h"
+#include "tc_fatal_guard.h"
 #include "tc_file_paths.h"
 #include "tc_git_revision.h"
 #include "tc_parallel.h"
+#include "tc_signals.h"
 
 enum { EXIT_VERIFY_FAILED = 1, EXIT_BAD_OPTIONS = 2 };
 
@@ -285,7 +287,21 @@ static tc_err load_replay(bench_run *run) {
                                           .kernel = o->kernel_named ? &o->kernels[0] : NULL,
                                           .sum_into = o->sum_into};
   tc_replay_case file;
-  TC_CALL(tc_replay_read(&run->replay_source, &file));
+  /* HDF5 can crash on a damaged file: then one error line, status 2 */
+  char what[1200];
+  snprintf(what, sizeof what, "reading the replay file '%s'", o->replay_path);
+  tc_fatal_guard_begin("tcmini-bench", what);
+  const tc_err read = tc_replay_read(&run->replay_source, &file);
+  tc_fatal_guard_end();
+  if (read == TC_ERR_HDF5) { /* HDF5 found the file but could not read what it holds */
+    char message[1400], origin[256];
+    snprintf(origin, sizeof origin, "%s", tc_error_origin());
+    snprintf(message, sizeof message, "%s: the replay file is damaged or not what it claims to be",
+             tc_error_message());
+    tc_error_adopt(TC_ERR_INPUT, message, origin);
+    return TC_ERR_INPUT;
+  }
+  TC_CALL(read);
   if (o->precision_named && o->precisions[0] != file.shape.precision) {
     tc_precision found = file.shape.precision;
     tc_replay_case_free(&file);
@@ -313,6 +329,10 @@ static tc_err run_replay(bench_run *run, bench_row_capture *capture) {
   bench_report_table_header(stdout);
   TC_CALL(bench_measure_case(run, &run->replay, "replay", capture));
   if (capture != NULL) {
+    /* as --tune: results that failed verification are not written */
+    TC_CHECK(run->failures == 0, TC_ERR_VERIFY,
+             "%d of %d rows failed verification: no results written to '%s'", run->failures,
+             run->rows, o->replay_output_path);
     TC_CALL(tc_replay_writer_commit(capture->writer));
     printf("wrote the results of %d row%s to '%s' (rows/0 ... with backend, layout, variant,"
            " precision; output = rows/0)\n", run->rows, run->rows == 1 ? "" : "s",
@@ -427,6 +447,13 @@ int main(int argc, char **argv) {
   }
   int rank = tc_rank(MPI_COMM_WORLD);
   int exit_code = EXIT_SUCCESS;
+  /* SIGINT and SIGTERM stop the measuring between runs, and remove the
+   * temporary files of the CSV table and replay results at once. */
+  if (tc_signals_install() != TC_SUCCESS) {
+    fprintf(stderr, "tcmini-bench: error: %s\n", tc_error_message());
+    tc_parallel_finalize();
+    return EXIT_FAILURE;
+  }
   bench_options options;
   if (bench_options_parse(argc, argv, &options) != TC_SUCCESS) {
     if (rank == 0)
@@ -456,6 +483,9 @@ int main(int argc, char **argv) {
     } else {
       printf("\n%d rows, %d verified, %d failed; %d variant/backend pairs skipped (not supported)\n",
              run.rows, run.rows - run.failures, run.failures, run.skipped);
+      if (run.failures > 0)
+        fprintf(stderr, "tcmini-bench: error: %d of %d rows failed verification (FAIL above)\n",
+                run.failures, run.rows);
       exit_code = run.failures > 0 ? EXIT_VERIFY_FAILED : EXIT_SUCCESS;
     }
   }

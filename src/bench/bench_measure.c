@@ -8,6 +8,7 @@
 
 #include "tc_contract.h"
 #include "tc_device.h"
+#include "tc_signals.h"
 
 /* ---- one row ------------------------------------------------------------- */
 
@@ -43,6 +44,7 @@ static tc_err run_contraction(bench_device *d, const tc_contraction *shape, tc_v
 static tc_err run_once(bench_device *d, const tc_contraction *shape, tc_variant variant,
                        double *seconds) {
   device_arrays *a = &d->arrays;
+  TC_CALL(tc_signals_check()); /* SIGINT, SIGTERM: stop between runs */
   if (shape->sum_into)
     TC_CALL(tc_device_copy_on_device(d->device, a->output, a->initial_output, a->output_bytes));
   if (d->flush != NULL) /* NULL with --no-flush */

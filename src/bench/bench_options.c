@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tc_config.h"
+#include "tc_host_memory.h"
 #include "tc_parallel.h"
 #include "tc_physics.h"
 #include "tc_replay.h"
@@ -410,14 +410,6 @@ static tc_err parse_deck(bench_options *o) {
 }
 
 /* Rules that involve several options. */
-/* The machine's memory in MB (0: not known), the most --memory can be. */
-static int64_t machine_memory_mb(void) {
-  const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page_bytes <= 0)
-    return 0;
-  return (int64_t)((double)pages * (double)page_bytes / (1024.0 * 1024.0));
-}
-
 static tc_err check_combinations(bench_options *o) {
   bool explicit_shape = given(o, "left") || given(o, "right") || given(o, "points");
   if (explicit_shape) {
@@ -473,7 +465,7 @@ static tc_err check_combinations(bench_options *o) {
     if (!given(o, "memory"))
       o->memory_mb = 1024;
   }
-  const int64_t machine_mb = machine_memory_mb();
+  const int64_t machine_mb = tc_host_memory_bytes() / (1024 * 1024); /* 0: not known */
   TC_CHECK(machine_mb <= 0 || o->memory_mb <= machine_mb, TC_ERR_INPUT,
            "--memory %lld MB is more than this machine's memory (%lld MB)",
            (long long)o->memory_mb, (long long)machine_mb);

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tc_fault.h"
+
 typedef void (*column_format)(const bench_row *row, bool csv, char *text, size_t capacity);
 
 typedef struct {
@@ -126,6 +128,7 @@ tc_err bench_report_csv_open(const char *path, FILE **stream) {
   csv_temporary(path, temporary, sizeof temporary);
   *stream = fopen(temporary, "w");
   TC_CHECK(*stream != NULL, TC_ERR_IO, "cannot write CSV file '%s': %s", path, strerror(errno));
+  (void)tc_fault_track_temporary(temporary); /* a signal removes it (tc_signals) */
   for (int i = 0; i < COLUMN_COUNT; ++i)
     fprintf(*stream, "%s%s", i ? "," : "", columns[i].name);
   fprintf(*stream, "\n");
@@ -142,6 +145,7 @@ tc_err bench_report_csv_close(FILE *stream, const char *path, bool keep) {
     failure = errno;
   if (!keep || failure != 0)
     remove(temporary);
+  tc_fault_untrack_temporary(temporary);
   TC_CHECK(!keep || failure == 0, TC_ERR_IO, "cannot write CSV file '%s': %s", path,
            strerror(failure));
   return TC_SUCCESS;

@@ -14,6 +14,8 @@
 #include <omp.h>
 #endif
 
+#include "tc_host_memory.h"
+
 void tc_device_cpu_model(char *text, size_t capacity) {
   snprintf(text, capacity, "unknown CPU");
   FILE *info = fopen("/proc/cpuinfo", "r");
@@ -99,9 +101,9 @@ static tc_err host_memset_zero(tc_device *device, void *ptr, size_t bytes) {
 
 static tc_err host_memory_bytes(tc_device *device, size_t *bytes) {
   (void)device;
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  TC_CHECK(pages > 0 && page > 0, TC_ERR_INTERNAL, "cannot read the size of the host's memory");
-  *bytes = (size_t)pages * (size_t)page;
+  const int64_t memory = tc_host_memory_bytes();
+  TC_CHECK(memory > 0, TC_ERR_INTERNAL, "cannot read the size of the host's memory");
+  *bytes = (size_t)memory;
   return TC_SUCCESS;
 }
 

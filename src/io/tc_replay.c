@@ -6,13 +6,16 @@
 #include "tc_replay.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tc_fault.h"
 #include "tc_h5.h"
+#include "tc_host_memory.h"
 
 #define TC_REPLAY_MAX_RANK 5
 
@@ -224,6 +227,22 @@ static tc_err has_link(hid_t location, const char *name, const char *place, bool
   return TC_SUCCESS;
 }
 
+/* A replay's inputs are values a contraction's result can be checked with:
+ * a NaN or an infinity is refused, naming the first. */
+static tc_err check_finite(const void *data, const array_info *info, const char *name,
+                           const char *place) {
+  const int64_t count = array_count(info);
+  for (int64_t i = 0; i < count; ++i) {
+    const double value = info->precision == TC_DOUBLE ? ((const double *)data)[i]
+                                                      : (double)((const float *)data)[i];
+    TC_CHECK(isfinite(value), TC_ERR_INPUT,
+             "dataset '%s' of %s holds %s at entry %lld (of %lld, in storage order): a "
+             "replay's values must be finite numbers",
+             name, place, isnan(value) ? "NaN" : "an infinity", (long long)i, (long long)count);
+  }
+  return TC_SUCCESS;
+}
+
 /* Describes dataset name of location and, when data is not NULL, reads all
  * of it into a new host array of info's precision. */
 static tc_err read_array(hid_t location, const char *place, const char *name, array_info *info,
@@ -236,12 +255,23 @@ static tc_err read_array(hid_t location, const char *place, const char *name, ar
   tc_err err = dataset_info(set, name, place, info);
   if (err == TC_SUCCESS && data != NULL) {
     size_t bytes = (size_t)array_count(info) * (size_t)tc_precision_size(info->precision);
+    const int64_t memory = tc_host_memory_bytes(); /* 0: not known */
+    if (memory > 0 && (double)bytes > (double)memory)
+      err = tc_error_raise(TC_ERR_INPUT, __FILE__, __LINE__, __func__,
+                           "dataset '%s' of %s takes %.1f GiB, more than this machine's memory "
+                           "(%.1f GiB)",
+                           name, place, (double)bytes / (1 << 30), (double)memory / (1 << 30));
+  }
+  if (err == TC_SUCCESS && data != NULL) {
+    size_t bytes = (size_t)array_count(info) * (size_t)tc_precision_size(info->precision);
     *data = malloc(bytes ? bytes : 1);
     if (*data == NULL)
       err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
                            "out of memory allocating %zu bytes for dataset '%s'", bytes, name);
     TC_H5_STEP(err, H5Dread(set, native_type(info->precision), H5S_ALL, H5S_ALL, H5P_DEFAULT, *data),
                "reading dataset '%s' of %s failed", name, place);
+    if (err == TC_SUCCESS)
+      err = check_finite(*data, info, name, place);
     if (err != TC_SUCCESS) {
       free(*data);
       *data = NULL;
@@ -622,6 +652,8 @@ tc_err tc_replay_writer_create(const char *path, bool overwrite, const tc_replay
   w->quiet_on = err == TC_SUCCESS;
   if (err == TC_SUCCESS) {
     w->file = H5Fcreate(w->temporary, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (w->file >= 0)
+      (void)tc_fault_track_temporary(w->temporary); /* a signal removes it (tc_signals) */
     if (w->file < 0)
       err = tc_error_raise(TC_ERR_IO, __FILE__, __LINE__, __func__,
                            "cannot create results file '%s' (is its directory writable?)", path);
@@ -693,6 +725,7 @@ tc_err tc_replay_writer_commit(tc_replay_writer *w) {
              w->path, strerror(errno));
     (void)unlink(w->temporary);
   }
+  tc_fault_untrack_temporary(w->temporary);
   w->committed = true;
   return TC_SUCCESS;
 }
@@ -705,8 +738,10 @@ void tc_replay_writer_destroy(tc_replay_writer **writer) {
     (void)H5Gclose(w->rows); /* a failure here changes nothing: the file is removed */
   if (w->file >= 0)
     (void)H5Fclose(w->file);
-  if (!w->committed)
+  if (!w->committed) {
     (void)unlink(w->temporary);
+    tc_fault_untrack_temporary(w->temporary);
+  }
   if (w->quiet_on)
     (void)tc_h5_quiet_end(&w->quiet);
   free(w);

@@ -163,8 +163,24 @@ elseif(MODE STREQUAL "replay-refusals")
     "--replay,${DIR}/bench_replay_double_in.h5,--sum-into|has no dataset 'output' for the contraction to add to"
     "--replay,${DIR}/bench_replay_float_in.h5,--precision,double|--precision double: '[^']*' holds float data"
     "--replay-group,/g|--replay-group needs --replay"
-    "--replay,${DIR}/bench_replay_double_in.h5,--overwrite|--overwrite needs --replay-output")
+    "--replay,${DIR}/bench_replay_double_in.h5,--overwrite|--overwrite needs --replay-output"
+    "--replay,${DIR}/bench_replay_nan.h5|dataset 'left' of '[^']*bench_replay_nan.h5' holds NaN at entry [0-9]+ \\(of 16, in storage order\\)")
   expect_refusals(2 "${cases}" ${quick})
+  # A damaged file (all but its superblock zeroed): HDF5 fails on it, or
+  # crashes in it; either way one error line and exit 2.
+  set(damaged ${DIR}/bench_replay_damaged.h5)
+  file(COPY_FILE ${DIR}/bench_replay_double_in.h5 ${damaged})
+  file(SIZE ${damaged} size)
+  math(EXPR rest "${size} - 96")
+  execute_process(COMMAND dd if=/dev/zero of=${damaged} bs=1 seek=96 count=${rest} conv=notrunc
+                  RESULT_VARIABLE made OUTPUT_QUIET ERROR_QUIET)
+  run_bench(--replay ${damaged} ${quick})
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines lines)
+  if(NOT made EQUAL 0 OR NOT rc EQUAL 2 OR NOT lines EQUAL 1
+     OR NOT err MATCHES "^tcmini-bench: error: [^\n]*bench_replay_damaged.h5")
+    message(FATAL_ERROR "a damaged replay file: exit ${rc}, stderr '${err}'")
+  endif()
 
 elseif(MODE STREQUAL "sweep")
   # A tiny sweep on one OpenMP thread: every row verified, the distribution

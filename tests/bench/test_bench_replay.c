@@ -98,10 +98,14 @@ static int fail(void) {
   return 1;
 }
 
-static int write_case(const char *path, const test_case *t) {
+/* The case's file; with a NaN in 'left' (cell 1) where nan is set, which
+ * tcmini-bench must refuse as a bad replay file. */
+static int write_case(const char *path, const test_case *t, bool nan) {
   double left[C][L][P][D], right[C][R][P][D], start[C][L][R];
   float left_f[C * L * P * D], right_f[C * R * P * D];
   fill_inputs(left, right);
+  if (nan)
+    left[1][0][P - 1][0] = NAN;
   for (int i = 0; i < C * L * P * D; ++i)
     left_f[i] = (float)(&left[0][0][0][0])[i];
   for (int i = 0; i < C * R * P * D; ++i)
@@ -274,9 +278,11 @@ int main(int argc, char **argv) {
   int status = 2;
   test_case t;
   if (argc < 3 || argc > 4 || !parse_case(argc == 4 ? argv[3] : NULL, &t))
-    fprintf(stderr, "usage: test_bench_replay write|write-swapped|check|rows FILE [CASE]\n");
+    fprintf(stderr, "usage: test_bench_replay write|write-nan|write-swapped|check|rows FILE [CASE]\n");
   else if (strcmp(argv[1], "write") == 0)
-    status = write_case(argv[2], &t);
+    status = write_case(argv[2], &t, false);
+  else if (strcmp(argv[1], "write-nan") == 0)
+    status = write_case(argv[2], &t, true);
   else if (strcmp(argv[1], "write-swapped") == 0)
     status = write_swapped(argv[2]);
   else if (strcmp(argv[1], "check") == 0)
@@ -284,7 +290,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "rows") == 0)
     status = check_rows(argv[2], &t);
   else
-    fprintf(stderr, "usage: test_bench_replay write|write-swapped|check|rows FILE [CASE]\n");
+    fprintf(stderr, "usage: test_bench_replay write|write-nan|write-swapped|check|rows FILE [CASE]\n");
   if (tc_parallel_finalize() != TC_SUCCESS)
     return 1;
   return status;
