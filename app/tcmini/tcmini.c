@@ -400,11 +400,11 @@ static tc_err write_results(const tc_config *config, tc_report *report, tc_timer
   MPI_Comm comm = MPI_COMM_WORLD;
   tc_phase_stats stats[TC_PHASE_COUNT];
   tc_err err = agree(timers, tc_signals_check());
-  if (err == TC_SUCCESS && s->output)
-    err = divert_if_failed(report, s);
   if (err == TC_SUCCESS && s->output) {
     tc_output_stats written;
     err = tc_timer_start(timers, TC_PHASE_OUTPUT);
+    if (err == TC_SUCCESS)
+      err = divert_if_failed(report, s);
     if (err == TC_SUCCESS)
       err = tc_timers_reduce(comm, timers, stats);
     if (err == TC_SUCCESS)
