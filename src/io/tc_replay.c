@@ -261,11 +261,8 @@ static tc_err read_array(hid_t location, const char *place, const char *name, ar
                            "dataset '%s' of %s takes %.1f GiB, more than this machine's memory "
                            "(%.1f GiB)",
                            name, place, (double)bytes / (1 << 30), (double)memory / (1 << 30));
-  }
-  if (err == TC_SUCCESS && data != NULL) {
-    size_t bytes = (size_t)array_count(info) * (size_t)tc_precision_size(info->precision);
-    *data = malloc(bytes ? bytes : 1);
-    if (*data == NULL)
+    *data = err == TC_SUCCESS ? malloc(bytes ? bytes : 1) : NULL;
+    if (err == TC_SUCCESS && *data == NULL)
       err = tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
                            "out of memory allocating %zu bytes for dataset '%s'", bytes, name);
     TC_H5_STEP(err, H5Dread(set, native_type(info->precision), H5S_ALL, H5S_ALL, H5P_DEFAULT, *data),
