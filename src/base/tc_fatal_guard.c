@@ -1,5 +1,8 @@
 /* tc_fatal_guard: crashes in a library, while it reads a user's file, made
- * one error line (see tc_fatal_guard.h). */
+ * one error line (see tc_fatal_guard.h). While guarded, stderr goes to a
+ * temporary file: a crash discards it (glibc prints its own line, e.g.
+ * "malloc(): corrupted top size", before it aborts), tc_fatal_guard_end
+ * passes it on. */
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "tc_fatal_guard.h"
 
@@ -16,6 +19,8 @@ static const char *const guarded_names[GUARDED_SIGNALS] = {"SIGSEGV", "SIGBUS", 
 static struct sigaction replaced[GUARDED_SIGNALS];
 static char message_start[MESSAGE_MAX]; /* "<program>: error: <what> crashed (" */
 static volatile sig_atomic_t active;
+static int real_stderr = STDERR_FILENO; /* where the error line goes */
+static FILE *held;                      /* stderr while guarded, or NULL */
 
 /* Only async-signal-safe calls: write and _exit. */
 static void on_fatal_signal(int signal_number) {
@@ -24,9 +29,9 @@ static void on_fatal_signal(int signal_number) {
     if (guarded[i] == signal_number)
       name = guarded_names[i];
   static const char end[] = "): the file is damaged or not what it claims to be\n";
-  ssize_t ignored = write(STDERR_FILENO, message_start, strlen(message_start));
-  ignored = write(STDERR_FILENO, name, strlen(name));
-  ignored = write(STDERR_FILENO, end, sizeof end - 1);
+  ssize_t ignored = write(real_stderr, message_start, strlen(message_start));
+  ignored = write(real_stderr, name, strlen(name));
+  ignored = write(real_stderr, end, sizeof end - 1);
   (void)ignored;
   _exit(2);
 }
@@ -37,6 +42,18 @@ void tc_fatal_guard_begin(const char *program, const char *what) {
   memset(&action, 0, sizeof action);
   action.sa_handler = on_fatal_signal;
   sigemptyset(&action.sa_mask);
+  /* stderr into a temporary file, where one can be made */
+  fflush(stderr);
+  real_stderr = dup(STDERR_FILENO);
+  held = real_stderr >= 0 ? tmpfile() : NULL;
+  if (!held || dup2(fileno(held), STDERR_FILENO) < 0) {
+    if (held)
+      fclose(held);
+    if (real_stderr >= 0)
+      close(real_stderr);
+    held = NULL;
+    real_stderr = STDERR_FILENO;
+  }
   for (int i = 0; i < GUARDED_SIGNALS; ++i)
     (void)sigaction(guarded[i], &action, &replaced[i]);
   active = 1;
@@ -48,4 +65,20 @@ void tc_fatal_guard_end(void) {
   for (int i = 0; i < GUARDED_SIGNALS; ++i)
     (void)sigaction(guarded[i], &replaced[i], NULL);
   active = 0;
+  if (!held)
+    return;
+  /* stderr back, and what was written to it while guarded */
+  fflush(stderr);
+  (void)dup2(real_stderr, STDERR_FILENO);
+  close(real_stderr);
+  real_stderr = STDERR_FILENO;
+  rewind(held);
+  char buffer[4096];
+  size_t got;
+  while ((got = fread(buffer, 1, sizeof buffer, held)) > 0)
+    if (fwrite(buffer, 1, got, stderr) != got)
+      break;
+  fflush(stderr);
+  fclose(held);
+  held = NULL;
 }

@@ -4,7 +4,10 @@
  * then prints a backtrace, which can hang in malloc. Between
  * tc_fatal_guard_begin and tc_fatal_guard_end, SIGSEGV, SIGBUS, SIGFPE and
  * SIGABRT write "<program>: error: <what> crashed (<signal>): the file is
- * damaged" to stderr and end the process at once with status 2 (bad input). */
+ * damaged" to stderr and end the process at once with status 2 (bad input).
+ * What the guarded code writes to stderr meanwhile is held back: dropped on
+ * a crash (so that the error is one line), written out by
+ * tc_fatal_guard_end. */
 #ifndef TC_FATAL_GUARD_H
 #define TC_FATAL_GUARD_H
 

@@ -371,7 +371,12 @@ static tc_err with_file(const char *path, bool create, file_action action, void 
   else
     err = action(file, path, context);
   close_id(&err, file, H5Fclose, "file");
-
+  /* HDF5 1.10's failed open of a damaged file can leave objects it cannot
+   * close, and its library, closing at exit, then prints "infinite loop
+   * closing library" unless its error printing is off: left off (failures
+   * travel as tc_err values anyway). */
+  if (file < 0 && !create)
+    return err;
   tc_err restored = tc_h5_quiet_end(&quiet);
   return err != TC_SUCCESS ? err : restored;
 }
