@@ -7,6 +7,7 @@
 #include "tc_fatal_guard.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,20 @@ static const char *const guarded_names[GUARDED_SIGNALS] = {"SIGSEGV", "SIGBUS", 
 static struct sigaction replaced[GUARDED_SIGNALS];
 static char message_start[MESSAGE_MAX]; /* "<program>: error: <what> crashed (" */
 static volatile sig_atomic_t active;
+/* Under a sanitizer stderr is not held: its reports (HDF5's heap overflow
+ * on a damaged file, caught before any signal) must reach the user. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TC_GUARD_HOLDS_STDERR 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define TC_GUARD_HOLDS_STDERR 0
+#endif
+#endif
+#ifndef TC_GUARD_HOLDS_STDERR
+#define TC_GUARD_HOLDS_STDERR 1
+#endif
+
 static int real_stderr = STDERR_FILENO; /* where the error line goes */
 static FILE *held;                      /* stderr while guarded, or NULL */
 
@@ -44,7 +59,7 @@ void tc_fatal_guard_begin(const char *program, const char *what) {
   sigemptyset(&action.sa_mask);
   /* stderr into a temporary file, where one can be made */
   fflush(stderr);
-  real_stderr = dup(STDERR_FILENO);
+  real_stderr = TC_GUARD_HOLDS_STDERR ? dup(STDERR_FILENO) : -1;
   held = real_stderr >= 0 ? tmpfile() : NULL;
   if (!held || dup2(fileno(held), STDERR_FILENO) < 0) {
     if (held)
@@ -58,6 +73,8 @@ void tc_fatal_guard_begin(const char *program, const char *what) {
     (void)sigaction(guarded[i], &action, &replaced[i]);
   active = 1;
 }
+
+bool tc_fatal_guard_holds_stderr(void) { return TC_GUARD_HOLDS_STDERR; }
 
 void tc_fatal_guard_end(void) {
   if (!active)

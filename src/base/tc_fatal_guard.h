@@ -7,14 +7,19 @@
  * damaged" to stderr and end the process at once with status 2 (bad input).
  * What the guarded code writes to stderr meanwhile is held back: dropped on
  * a crash (so that the error is one line), written out by
- * tc_fatal_guard_end. */
+ * tc_fatal_guard_end; not in a sanitizer build, whose reports must show. */
 #ifndef TC_FATAL_GUARD_H
 #define TC_FATAL_GUARD_H
+
+#include <stdbool.h>
 
 /// Guards what follows: program and what (e.g. "tcmini-bench", "reading the
 /// replay file 'x.h5'") make the message. Not nested. Main thread only;
 /// call after MPI has started (Open MPI installs its own handlers there).
 void tc_fatal_guard_begin(const char *program, const char *what);
+
+/// Whether the guard holds stderr back (false in sanitizer builds).
+bool tc_fatal_guard_holds_stderr(void);
 
 /// Puts back the handlers tc_fatal_guard_begin replaced.
 void tc_fatal_guard_end(void);
