@@ -87,6 +87,43 @@ __device__ void basis_gradient(const double *inverse, const double *ref, double 
     out[i] = inverse[0 * 3 + i] * ref[0] + inverse[1 * 3 + i] * ref[1] + inverse[2 * 3 + i] * ref[2];
 }
 
+/// Parks cell c's geometry in shared memory, the block's `threads` threads
+/// striding over it: the inverse Jacobians [q][9], the measures [q] and the
+/// node coordinates [a][3] (the batch holds them cell-fastest). The block
+/// and pair forms take a cell a block.
+__device__ void park_cell_geometry(const tc_geometry_cuda_batch &g, int64_t c, int threads,
+                                   double *inverses, double *measures, double *coords) {
+  const int P = (int)g.num_points, F = g.num_fields;
+  for (int i = threadIdx.x; i < P * 10 + F * 3; i += threads) {
+    if (i < P * 9)
+      inverses[i] = g.inverses[(int64_t)i * g.stride + c];
+    else if (i < P * 10)
+      measures[i - P * 9] = g.measures[(int64_t)(i - P * 9) * g.stride + c];
+    else
+      coords[i - P * 10] = g.node_coords[(int64_t)(i - P * 10) * g.stride + c];
+  }
+}
+
+/// Where entry (l, r) of cell c's stacked product (side N + 1, N = 3F)
+/// goes among the trio's outputs: the block l, r < N is FieldFieldTensor,
+/// the row l = N DataFieldTensor and the corner DataDataTensor
+/// (tc_physics_fused.h); NULL for the column r = N above the corner, for
+/// padding past N and for an output that is NULL. Layout left puts the cell
+/// index fastest.
+template <typename Real>
+__device__ __forceinline__ Real *product_entry(Real *stiffness, Real *internal_force,
+                                               Real *stress_strain, bool left, int64_t c,
+                                               int64_t C, int N, int l, int r) {
+  if (l < N && r < N)
+    return stiffness ? stiffness + (left ? c + C * (l + (int64_t)N * r) : (c * N + l) * N + r)
+                     : nullptr;
+  if (l == N && r < N)
+    return internal_force ? internal_force + (left ? c + C * r : c * N + r) : nullptr;
+  if (l == N && r == N)
+    return stress_strain ? stress_strain + c : nullptr;
+  return nullptr;
+}
+
 /// Writes sigma-and-eps rows: A = dV sigma(eps), B = eps, 9 values each.
 template <typename Real>
 __device__ void write_rows(const tc_physics_fields &f, const double eps[9], double dV, Real *A,
@@ -199,13 +236,9 @@ __global__ void __launch_bounds__(kMaxThreads, TM <= kTwoBlockTile ? 2 : 1)
     for (int i = 0; i < TM; ++i)
 #pragma unroll
       for (int j = 0; j < TM; ++j) {
-        const int l = ty + grid * i, r = tx + grid * j;
-        if (l < N && r < N && stiffness)
-          stiffness[left ? c + C * (l + (int64_t)N * r) : (c * N + l) * N + r] = acc[i][j];
-        else if (l == N && r < N && internal_force)
-          internal_force[left ? c + C * r : c * N + r] = acc[i][j];
-        else if (l == N && r == N && stress_strain)
-          stress_strain[c] = acc[i][j];
+        if (Real *at = product_entry(stiffness, internal_force, stress_strain, left, c, C, N,
+                                     ty + grid * i, tx + grid * j))
+          *at = acc[i][j];
       }
   }
 }
@@ -288,14 +321,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32, T <= kMmaTwoBlockTiles ? 2 : 1
     B[side * pitch + i] = 0.0;
   for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
     __syncthreads(); /* the last cell's geometry and rows are used */
-    for (int i = threadIdx.x; i < P * 10 + F * 3; i += blockDim.x) {
-      if (i < P * 9)
-        inverses[i] = g.inverses[(int64_t)i * g.stride + c];
-      else if (i < P * 10)
-        measures[i - P * 9] = g.measures[(int64_t)(i - P * 9) * g.stride + c];
-      else
-        coords[i - P * 10] = g.node_coords[(int64_t)(i - P * 10) * g.stride + c];
-    }
+    park_cell_geometry(g, c, blockDim.x, inverses, measures, coords);
     double acc[T][4];
 #pragma unroll
     for (int t = 0; t < T; ++t)
@@ -379,13 +405,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32, T <= kMmaTwoBlockTiles ? 2 : 1
       const int m = tile / plan.n_tiles, n = tile % plan.n_tiles;
 #pragma unroll
       for (int v = 0; v < 4; ++v) {
-        const int l = 16 * m + 8 * (v / 2) + group, r = 8 * n + 2 * member + v % 2;
-        if (l < N && r < N && stiffness)
-          stiffness[left ? c + C * (l + (int64_t)N * r) : (c * N + l) * N + r] = acc[t][v];
-        else if (l == N && r < N && internal_force)
-          internal_force[left ? c + C * r : c * N + r] = acc[t][v];
-        else if (l == N && r == N && stress_strain)
-          stress_strain[c] = acc[t][v];
+        if (double *at = product_entry(stiffness, internal_force, stress_strain, left, c, C, N,
+                                       16 * m + 8 * (v / 2) + group, 8 * n + 2 * member + v % 2))
+          *at = acc[t][v];
       }
     }
   }
@@ -554,6 +576,10 @@ __global__ void __launch_bounds__(64, kPairBlocks)
   const double two_mu = 2.0 * f.mu;
   for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
     __syncthreads(); /* the last cell's tables are used */
+    /* park_cell_geometry's loop, and product_entry's stores below, written
+     * out: through the helpers ptxas spilled more at the 128-register cap
+     * (52 bytes against 16 with 8-point chunks) and the weak deck's fused
+     * phase ran 9% slower on an H200 (bitwise the same results) */
     for (int i = threadIdx.x; i < P * 10 + F * 3; i += 64) {
       if (i < P * 9)
         inverses[i] = g.inverses[(int64_t)i * g.stride + c];
