@@ -1,5 +1,6 @@
 /* tc_cuda_limits: the current GPU's limits that launch shapes depend on
- * (multiprocessors, threads and shared memory), read once per process, and
+ * (multiprocessors, threads and shared memory), read once per process, the
+ * resident wave of a kernel (asked once per kernel and launch shape), and
  * the rule for one launch of several tasks: the contraction library's
  * launchers (contract_cuda_kernels.cuh) and the GPU loop's input builders,
  * fused elasticity (src/physics) and gathers (src/assembly), which reach
@@ -9,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 extern "C" {
@@ -45,6 +47,61 @@ inline tc_err current_device_limits(device_limits *limits) {
     known = read;
   }
   *limits = known;
+  return TC_SUCCESS;
+}
+
+/// Blocks of `kernel` (threads, dynamic shared bytes) that fit on the whole
+/// GPU at once, after raising its dynamic shared-memory limit; 0 if none fit.
+/// Asked once per (kernel, threads, bytes) and process: a rank drives one GPU.
+/// The limit is a kernel's, not a launch's, so it only ever grows (to the most
+/// any remembered launch of the kernel asked for): set lower, a remembered
+/// larger launch would fail.
+template <typename Kernel>
+inline tc_err resident_blocks(Kernel kernel, int threads, size_t shared, int64_t *blocks) {
+  struct entry {
+    const void *kernel;
+    int threads;
+    size_t shared;
+    int64_t blocks;
+  };
+  static entry known[64];
+  static int count = 0;
+  const void *key = reinterpret_cast<const void *>(kernel);
+  for (int n = 0; n < count; ++n)
+    if (known[n].kernel == key && known[n].threads == threads && known[n].shared == shared) {
+      *blocks = known[n].blocks;
+      return TC_SUCCESS;
+    }
+  device_limits limits = {};
+  TC_CALL(current_device_limits(&limits));
+  size_t limit = shared;
+  for (int n = 0; n < count; ++n)
+    if (known[n].kernel == key)
+      limit = std::max(limit, known[n].shared);
+  int per_sm = 0;
+  cudaError_t rc =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)limit);
+  if (rc == cudaSuccess)
+    rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared);
+  TC_CHECK(rc == cudaSuccess, TC_ERR_CUDA, "cannot size a kernel of %d threads and %zu bytes of "
+           "shared memory: %s", threads, shared, cudaGetErrorString(rc));
+  *blocks = (int64_t)limits.sms * per_sm;
+  if (count < 64)
+    known[count++] = {key, threads, shared, *blocks};
+  return TC_SUCCESS;
+}
+
+/// Grid of one resident wave of `kernel` blocks striding over `tasks` tasks:
+/// as many blocks as fit on the GPU at once, never more than the tasks (and
+/// at least one); an error naming `what` when not even one block fits.
+template <typename Kernel>
+inline tc_err resident_wave(Kernel kernel, int threads, size_t shared, int64_t tasks,
+                            const char *what, unsigned *blocks) {
+  int64_t resident = 0;
+  TC_CALL(resident_blocks(kernel, threads, shared, &resident));
+  TC_CHECK(resident > 0, TC_ERR_CUDA, "the %s (%d threads, %zu bytes of shared memory) does not "
+           "fit on this GPU", what, threads, shared);
+  *blocks = (unsigned)(tasks < 1 ? 1 : tasks < resident ? tasks : resident);
   return TC_SUCCESS;
 }
 
