@@ -1,5 +1,5 @@
 /* tc_physics_fused_cuda: the elasticity trio with its inputs built on chip,
- * on the GPU (see tc_physics_fused.h). Three forms:
+ * on the GPU (see tc_physics_fused.h). Four forms:
  * - the pair form (double, sm_90, elements of at most 8 nodes: Q1 up to
  *   64 points): a block of two warps per cell forms the cell's basis
  *   gradients and w_h's rows in shared memory once, and each lane builds
@@ -11,7 +11,12 @@
  *   is one component at 16 points, the rows of A and B built in shared
  *   memory and the warps' 16 x 8 DMMA tiles of the padded output summing
  *   them (tc_cuda_mma.cuh);
- * - the FMA form (float, and double on GPUs older than sm_90): a block
+ * - the warp form (float, elements of at most 8 nodes): a block of four
+ *   warps takes four cells, forms each cell's A and B entries of a chunk
+ *   of points once, per basis function and point, in shared-memory tables,
+ *   and each lane adds a 3 x 6 block of products from them in registers
+ *   (fused_warp_kernel);
+ * - the FMA form (float Q2, and double on GPUs older than sm_90): a block
  *   takes a group of cells at a time (ten for Q1, one for Q2), parks the
  *   group's geometry (inverse Jacobians, measures, node coordinates) in
  *   shared memory, then, chunk of quadrature points by chunk, builds the
@@ -689,24 +694,11 @@ template <int T>
 tc_err launch_mma_tiles(const tc_geometry_cuda_batch &g, const tc_physics_fields &f,
                         const mma_plan &plan, size_t shared, bool left,
                         const tc_physics_fused_outputs *out, cudaStream_t stream) {
-  static bool raised = false; /* the limit is the kernel's: raised once, to the most */
-  if (!raised) {
-    TC_CUDA_CALL(cudaFuncSetAttribute(fused_mma_kernel<T>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      kMmaSharedBytes));
-    raised = true;
-  }
-  tc_cuda::device_limits limits = {};
-  TC_CALL(tc_cuda::current_device_limits(&limits));
-  int per_sm = 0;
-  TC_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_mma_kernel<T>,
-                                                             kMmaWarps * 32, shared));
-  TC_CHECK(per_sm > 0, TC_ERR_CUDA, "the fused elasticity's tensor-core form (%zu bytes of "
-           "shared memory) does not fit on this GPU", shared);
-  const int64_t wave = (int64_t)limits.sms * per_sm;
-  const unsigned blocks = (unsigned)(g.cells < wave ? g.cells : wave);
-  if (blocks == 0)
+  if (g.cells == 0)
     return TC_SUCCESS;
+  unsigned blocks = 0;
+  TC_CALL(tc_cuda::resident_wave(fused_mma_kernel<T>, kMmaWarps * 32, shared, g.cells,
+                                 "fused elasticity's tensor-core form", &blocks));
   fused_mma_kernel<T><<<blocks, kMmaWarps * 32, shared, stream>>>(
       g, f, plan, left, (double *)out->stiffness, (double *)out->internal_force,
       (double *)out->stress_strain);
@@ -769,27 +761,245 @@ tc_err launch_pair(const tc_geometry_cuda_batch &g, const tc_physics_fields &f, 
   *ran = true;
   const bool wide = pair_chunk(g.num_points) == 16;
   auto kernel = wide ? fused_pair_kernel<16> : fused_pair_kernel<8>;
-  static bool raised[2] = {false, false}; /* the kernels' limits: raised once each */
-  if (!raised[wide]) {
-    TC_CUDA_CALL(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      kPairSharedBytes));
+  static bool preferred[2] = {false, false}; /* the kernels' carveouts: set once each */
+  if (!preferred[wide]) {
     TC_CUDA_CALL(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                       cudaSharedmemCarveoutMaxShared));
-    raised[wide] = true;
+    preferred[wide] = true;
   }
-  tc_cuda::device_limits limits = {};
-  TC_CALL(tc_cuda::current_device_limits(&limits));
-  int per_sm = 0;
-  TC_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 64, shared));
-  TC_CHECK(per_sm > 0, TC_ERR_CUDA, "the fused elasticity's pair form (%zu bytes of shared "
-           "memory) does not fit on this GPU", shared);
-  const int64_t wave = (int64_t)limits.sms * per_sm;
-  const unsigned blocks = (unsigned)(g.cells < wave ? g.cells : wave);
-  if (blocks == 0)
+  if (g.cells == 0)
     return TC_SUCCESS;
+  unsigned blocks = 0;
+  TC_CALL(tc_cuda::resident_wave(kernel, 64, shared, g.cells, "fused elasticity's pair form",
+                                 &blocks));
   kernel<<<blocks, 64, shared, stream>>>(g, f, left, (double *)out->stiffness,
                                          (double *)out->internal_force,
                                          (double *)out->stress_strain);
+  TC_CUDA_CALL(cudaGetLastError());
+  return TC_SUCCESS;
+}
+
+/* ---- the warp form (float, elements of at most 8 nodes) ---- */
+
+/// Cells a block of the warp form takes at a time, a warp each: four
+/// consecutive cells, so that each 32-byte sector of the batch's geometry
+/// (stored cell-fastest) that the block parks is read whole.
+constexpr int kWarpCells = 4;
+/// Points a chunk of the warp form's tables holds.
+constexpr int kWarpChunk = 16;
+/// Words a table holds for one function at one point: a basis function's
+/// A entries at the diagonal components (9: dV sigma_mm(phi e_i), 3 m + i)
+/// and at the off-diagonal ones (3: dV 2 mu (grad_d / 2)), then its B
+/// entries (3: grad_d, 3: grad_d / 2); or w_h's A and B at the 9
+/// components (dV sigma(eps(w_h)), eps(w_h)).
+constexpr int kWarpWords = 18;
+/// Words from one function's table to the next: a chunk's points, plus one
+/// so that the lanes reading the tables of different functions fall in
+/// distinct banks.
+constexpr int kWarpPitch = kWarpChunk * kWarpWords + 1;
+/// Tables a cell holds: its (at most) 8 basis functions, then w_h.
+constexpr int kWarpTables = kPairFields + 1;
+
+/// Shared memory of a block of the warp form: the tables of its cells (Real),
+/// then their geometry (double).
+size_t warp_shared_bytes(size_t real_size, int64_t P, int F) {
+  const size_t tables = (size_t)kWarpCells * kWarpTables * kWarpPitch * real_size;
+  return (tables + 15) / 16 * 16 + (size_t)kWarpCells * (size_t)(P * 10 + F * 3) * sizeof(double);
+}
+
+/// The entry of basis function rows e_0, e_1, e_2 (A, rows of A) and of a
+/// basis function's columns (B) at component S = 3 m + n, from their tables
+/// (tc_physics_basis_strain and tc_physics_stress_of_strain in the
+/// arithmetic of basis_rows, rounded once to Real when the tables were
+/// built): A_i = dV sigma_mn(phi e_i), B_j = eps_mn(phi e_j).
+template <int S, typename Real>
+__device__ __forceinline__ Real warp_a(const Real *table, int i) {
+  constexpr int m = S / 3, n = S % 3;
+  if constexpr (m == n)
+    return table[3 * m + i];
+  else
+    return i == m ? table[9 + n] : i == n ? table[9 + m] : (Real)0;
+}
+template <int S, typename Real>
+__device__ __forceinline__ Real warp_b(const Real *table, int j) {
+  constexpr int m = S / 3, n = S % 3;
+  if constexpr (m == n)
+    return j == m ? table[12 + m] : (Real)0;
+  else
+    return j == m ? table[15 + n] : j == n ? table[15 + m] : (Real)0;
+}
+
+/// One point of a lane of the warp form, components S..8 in turn: its 3 x 6
+/// products into acc and (lanes 0..24) its entry of w_h's row into w_acc.
+/// The tables are at the point (tc: the table of the lane's column of w_h's
+/// row, jc its component; w_h's own for lane 24).
+template <int S = 0, typename Real>
+__device__ __forceinline__ void warp_point(const Real *ta, const Real *tb0, const Real *tb1,
+                                           const Real *tw, const Real *tc, int jc, int lane,
+                                           Real (&acc)[3][6], Real &w_acc) {
+  Real A[3], B[6];
+#pragma unroll
+  for (int i = 0; i < 3; ++i) {
+    A[i] = warp_a<S>(ta, i);
+    B[i] = warp_b<S>(tb0, i);
+    B[3 + i] = warp_b<S>(tb1, i);
+  }
+#pragma unroll
+  for (int i = 0; i < 3; ++i)
+#pragma unroll
+    for (int j = 0; j < 6; ++j)
+      acc[i][j] += A[i] * B[j];
+  if (lane < 24)
+    w_acc += tw[S] * warp_b<S>(tc, jc);
+  else if (lane == 24)
+    w_acc += tw[S] * tw[9 + S];
+  if constexpr (S < 8)
+    warp_point<S + 1>(ta, tb0, tb1, tw, tc, jc, lane, acc, w_acc);
+}
+
+/// The trio of four cells by a block of four warps, for elements of at most
+/// 8 nodes, on the FMA units: the block forms, a chunk of points at a time,
+/// each cell's tables in shared memory (every A and B entry of a basis
+/// function or of w_h at a point, computed in double and rounded once to
+/// Real); lane t of a cell's warp adds the 3 x 6 products of basis function
+/// t / 4's rows with functions 2 (t % 4) and 2 (t % 4) + 1's columns, and
+/// lanes 0..24 the entry of w_h's row with column t (t = 24: the corner),
+/// over every point and all nine components, in Real. A lane's rows and
+/// columns at a component come from its functions' tables by selection,
+/// zeros included, so that each product is the materialised path's.
+template <typename Real>
+__global__ void __launch_bounds__(kWarpCells * 32)
+    fused_warp_kernel(tc_geometry_cuda_batch g, tc_physics_fields f, bool left,
+                      Real *__restrict__ stiffness, Real *__restrict__ internal_force,
+                      Real *__restrict__ stress_strain) {
+  extern __shared__ __align__(16) unsigned char shared_memory[];
+  const int64_t C = g.cells;
+  const int P = (int)g.num_points, F = g.num_fields, N = 3 * F;
+  Real *tables = reinterpret_cast<Real *>(shared_memory);
+  double *inverses = reinterpret_cast<double *>(
+      shared_memory + ((size_t)kWarpCells * kWarpTables * kWarpPitch * sizeof(Real) + 15) / 16 * 16);
+  double *measures = inverses + kWarpCells * P * 9, *coords = measures + kWarpCells * P;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int a = lane / 4, b0 = 2 * (lane % 4), b1 = b0 + 1;
+  const Real *own = tables + warp * kWarpTables * kWarpPitch;
+  const Real *ta = own + a * kWarpPitch, *tb0 = own + b0 * kWarpPitch,
+             *tb1 = own + b1 * kWarpPitch, *tw = own + kPairFields * kWarpPitch;
+  /* lanes 0..23: w_h's row with column t = 3 b + j; lane 24: the corner */
+  const Real *tc = lane < 24 ? own + (lane / 3) * kWarpPitch : tw;
+  const int jc = lane % 3;
+  /* tables of functions past F stay zero */
+  for (int i = threadIdx.x; i < kWarpCells * kWarpTables * kWarpPitch; i += blockDim.x)
+    tables[i] = (Real)0;
+  const double two_mu = 2.0 * f.mu;
+  for (int64_t c0 = (int64_t)blockIdx.x * kWarpCells; c0 < C;
+       c0 += (int64_t)gridDim.x * kWarpCells) {
+    __syncthreads(); /* the last group's geometry and tables are used */
+    for (int i = threadIdx.x; i < kWarpCells * (P * 10 + F * 3); i += blockDim.x) {
+      const int cell = i % kWarpCells, e = i / kWarpCells;
+      const int64_t c = c0 + cell < C ? c0 + cell : C - 1; /* cells past C: any cell's */
+      if (e < P * 9)
+        inverses[cell * P * 9 + e] = g.inverses[(int64_t)e * g.stride + c];
+      else if (e < P * 10)
+        measures[cell * P + e - P * 9] = g.measures[(int64_t)(e - P * 9) * g.stride + c];
+      else
+        coords[cell * F * 3 + e - P * 10] = g.node_coords[(int64_t)(e - P * 10) * g.stride + c];
+    }
+    Real acc[3][6], w_acc = (Real)0;
+#pragma unroll
+    for (int i = 0; i < 3; ++i)
+#pragma unroll
+      for (int j = 0; j < 6; ++j)
+        acc[i][j] = (Real)0;
+    for (int q0 = 0; q0 < P; q0 += kWarpChunk) {
+      const int count = P - q0 < kWarpChunk ? P - q0 : kWarpChunk;
+      __syncthreads(); /* the geometry is parked; the last chunk's tables are used */
+      for (int item = threadIdx.x; item < kWarpCells * (F + 1) * count; item += blockDim.x) {
+        const int p = item % count, fn = (item / count) % (F + 1), cell = item / (count * (F + 1));
+        const int q = q0 + p;
+        const double *inverse = inverses + (cell * P + q) * 9;
+        const double dV = measures[cell * P + q];
+        Real *t = tables + (cell * kWarpTables + (fn < F ? fn : kPairFields)) * kWarpPitch +
+                  p * kWarpWords;
+        if (fn < F) {
+          double x[3];
+          basis_gradient(inverse, g.ref_gradients + (fn * P + q) * 3, x);
+#pragma unroll
+          for (int m = 0; m < 3; ++m)
+#pragma unroll
+            for (int i = 0; i < 3; ++i)
+              t[3 * m + i] = (Real)(dV * (f.lambda * x[i] + two_mu * (i == m ? x[i] : 0.0)));
+#pragma unroll
+          for (int d = 0; d < 3; ++d) {
+            t[9 + d] = (Real)(dV * (0.0 + two_mu * (0.5 * x[d])));
+            t[12 + d] = (Real)x[d];
+            t[15 + d] = (Real)(0.5 * x[d]);
+          }
+        } else {
+          /* w_h's rows: grad w summed over the nodes in order */
+          double H[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, eps[9], sigma[9];
+          for (int b = 0; b < F; ++b) {
+            double w[3], x[3];
+            tc_physics_field_w(&f, coords + (cell * F + b) * 3, w);
+            basis_gradient(inverse, g.ref_gradients + (b * P + q) * 3, x);
+            for (int i = 0; i < 3; ++i)
+              for (int j = 0; j < 3; ++j)
+                H[3 * i + j] += w[i] * x[j];
+          }
+          tc_physics_symmetric_part(H, eps);
+          tc_physics_stress_of_strain(&f, eps, sigma);
+          for (int k = 0; k < 9; ++k) {
+            t[k] = (Real)(dV * sigma[k]);
+            t[9 + k] = (Real)eps[k];
+          }
+        }
+      }
+      __syncthreads();
+#pragma unroll 1
+      for (int p = 0; p < count; ++p) {
+        const int at = p * kWarpWords;
+        warp_point(ta + at, tb0 + at, tb1 + at, tw + at, tc + at, jc, lane, acc, w_acc);
+      }
+    }
+    const int64_t c = c0 + warp;
+    if (c >= C)
+      continue;
+    if (a < F)
+#pragma unroll
+      for (int i = 0; i < 3; ++i)
+#pragma unroll
+        for (int j = 0; j < 6; ++j) {
+          const int b = j < 3 ? b0 : b1;
+          if (b < F)
+            if (Real *at = product_entry(stiffness, internal_force, stress_strain, left, c, C, N,
+                                         3 * a + i, 3 * b + j % 3))
+              *at = acc[i][j];
+        }
+    if (lane < 3 * F || lane == 24)
+      if (Real *at = product_entry(stiffness, internal_force, stress_strain, left, c, C, N, N,
+                                   lane < 24 ? lane : N))
+        *at = w_acc;
+  }
+}
+
+/// Launches the warp form; *ran false when the element does not fit it
+/// (more than kPairFields nodes), for the FMA form.
+template <typename Real>
+tc_err launch_warp(const tc_geometry_cuda_batch &g, const tc_physics_fields &f, bool left,
+                   const tc_physics_fused_outputs *out, cudaStream_t stream, bool *ran) {
+  *ran = false;
+  const size_t shared = warp_shared_bytes(sizeof(Real), g.num_points, g.num_fields);
+  if (g.num_fields > kPairFields || shared > (size_t)kSharedBytes)
+    return TC_SUCCESS;
+  *ran = true;
+  const int64_t groups = (g.cells + kWarpCells - 1) / kWarpCells;
+  if (groups == 0)
+    return TC_SUCCESS;
+  unsigned blocks = 0;
+  TC_CALL(tc_cuda::resident_wave(fused_warp_kernel<Real>, kWarpCells * 32, shared, groups,
+                                 "fused elasticity's warp form", &blocks));
+  fused_warp_kernel<Real><<<blocks, kWarpCells * 32, shared, stream>>>(
+      g, f, left, (Real *)out->stiffness, (Real *)out->internal_force,
+      (Real *)out->stress_strain);
   TC_CUDA_CALL(cudaGetLastError());
   return TC_SUCCESS;
 }
@@ -848,23 +1058,11 @@ tc_err launch(const tc_geometry_cuda_batch &g, const tc_physics_fields &f, fused
            shared, F, (long long)P);
   const int threads = ((plan.cells * plan.cell_threads + 31) / 32) * 32;
   auto kernel = fused_kernel<Real, TM>;
-  static bool raised = false; /* the limit is the kernel's: raised once, to the most */
-  if (!raised) {
-    TC_CUDA_CALL(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      kSharedBytes));
-    raised = true;
-  }
-  tc_cuda::device_limits limits = {};
-  TC_CALL(tc_cuda::current_device_limits(&limits));
-  int per_sm = 0;
-  TC_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
-  TC_CHECK(per_sm > 0, TC_ERR_CUDA, "the fused elasticity (%d threads, %zu bytes of shared "
-           "memory) does not fit on this GPU", threads, shared);
   const int64_t groups = (g.cells + plan.cells - 1) / plan.cells;
-  const int64_t wave = (int64_t)limits.sms * per_sm;
-  const unsigned blocks = (unsigned)(groups < wave ? groups : wave);
-  if (blocks == 0)
+  if (groups == 0)
     return TC_SUCCESS;
+  unsigned blocks = 0;
+  TC_CALL(tc_cuda::resident_wave(kernel, threads, shared, groups, "fused elasticity", &blocks));
   kernel<<<blocks, threads, shared, stream>>>(g, f, plan, left, (Real *)out->stiffness,
                                               (Real *)out->internal_force,
                                               (Real *)out->stress_strain);
@@ -920,5 +1118,9 @@ extern "C" tc_err tc_physics_cuda_fused_elasticity(const tc_geometry_cuda_batch 
       return TC_SUCCESS;
     return launch_tile<double>(tm, *batch, *fields, plan, left, outputs, s);
   }
+  bool ran = false;
+  TC_CALL(launch_warp<float>(*batch, *fields, left, outputs, s, &ran));
+  if (ran)
+    return TC_SUCCESS;
   return launch_tile<float>(tm, *batch, *fields, plan, left, outputs, s);
 }

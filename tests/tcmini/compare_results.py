@@ -3,7 +3,8 @@
 rank counts. Usage: compare_results.py TOLERANCE REFERENCE.h5 OTHER.h5 ...
 
 Mesh coordinates and connectivity must match exactly (they are generated from
-global indices). Every /cells and /nodes dataset must match normwise:
+global indices). Every /cells, /nodes and /element_matrices dataset must match
+normwise:
 max|a - b| <= TOLERANCE * max|a|, since sums over cells shared by several
 ranks are formed in a different order. /mesh/partition is expected to differ.
 Exits 1 naming each dataset that does not match."""
@@ -27,7 +28,7 @@ def compare(tolerance, reference_path, other_path):
     with h5py.File(reference_path, "r") as ref, h5py.File(other_path, "r") as other:
         compared = 0
         for path, dataset in datasets(ref):
-            if not (path.startswith("/cells/") or path.startswith("/nodes/")
+            if not (path.startswith(("/cells/", "/nodes/", "/element_matrices/"))
                     or path in ("/mesh/coordinates", "/mesh/connectivity")):
                 continue
             if path not in other:
