@@ -785,7 +785,8 @@ tc_err launch_pair(const tc_geometry_cuda_batch &g, const tc_physics_fields &f, 
 /// consecutive cells, so that each 32-byte sector of the batch's geometry
 /// (stored cell-fastest) that the block parks is read whole.
 constexpr int kWarpCells = 4;
-/// Points a chunk of the warp form's tables holds.
+/// Points a chunk of the warp form's tables holds at most; a rule's points
+/// are split into chunks as even as that allows (27: 14 and 13).
 constexpr int kWarpChunk = 16;
 /// Words a table holds for one function at one point: a basis function's
 /// A entries at the diagonal components (9: dV sigma_mm(phi e_i), 3 m + i)
@@ -793,68 +794,119 @@ constexpr int kWarpChunk = 16;
 /// entries (3: grad_d, 3: grad_d / 2); or w_h's A and B at the 9
 /// components (dV sigma(eps(w_h)), eps(w_h)).
 constexpr int kWarpWords = 18;
+/// Points of each chunk of the warp form's tables for a rule of P points.
+__host__ __device__ constexpr int warp_chunk(int64_t P) {
+  return (int)((P + (P + kWarpChunk - 1) / kWarpChunk - 1) / ((P + kWarpChunk - 1) / kWarpChunk));
+}
 /// Words from one function's table to the next: a chunk's points, plus one
-/// so that the lanes reading the tables of different functions fall in
-/// distinct banks.
-constexpr int kWarpPitch = kWarpChunk * kWarpWords + 1;
+/// (odd) so that the lanes reading the tables of different functions fall
+/// in distinct banks.
+__host__ __device__ constexpr int warp_pitch(int64_t P) { return warp_chunk(P) * kWarpWords + 1; }
 /// Tables a cell holds: its (at most) 8 basis functions, then w_h.
 constexpr int kWarpTables = kPairFields + 1;
 
+/// Bytes of the tables of a block of the warp form.
+template <typename Real> __host__ __device__ size_t warp_table_bytes(int64_t P) {
+  return ((size_t)kWarpCells * kWarpTables * warp_pitch(P) * sizeof(Real) + 15) / 16 * 16;
+}
+
 /// Shared memory of a block of the warp form: the tables of its cells (Real),
-/// then their geometry (double).
-size_t warp_shared_bytes(size_t real_size, int64_t P, int F) {
-  const size_t tables = (size_t)kWarpCells * kWarpTables * kWarpPitch * real_size;
-  return (tables + 15) / 16 * 16 + (size_t)kWarpCells * (size_t)(P * 10 + F * 3) * sizeof(double);
+/// then their geometry and the reference gradients [a][q][3] (double).
+template <typename Real> size_t warp_shared_bytes(int64_t P, int F) {
+  return warp_table_bytes<Real>(P) +
+         ((size_t)kWarpCells * (size_t)(P * 10 + F * 3) + (size_t)(3 * F * P)) * sizeof(double);
 }
 
-/// The entry of basis function rows e_0, e_1, e_2 (A, rows of A) and of a
-/// basis function's columns (B) at component S = 3 m + n, from their tables
-/// (tc_physics_basis_strain and tc_physics_stress_of_strain in the
-/// arithmetic of basis_rows, rounded once to Real when the tables were
-/// built): A_i = dV sigma_mn(phi e_i), B_j = eps_mn(phi e_j).
+/// A lane's entries at component S = 3 m + n, selected from a point's
+/// table words held in registers (tc_physics_basis_strain and
+/// tc_physics_stress_of_strain in the arithmetic of basis_rows, rounded once
+/// to Real when the tables were built): warp_a, row e_i of a basis function
+/// (its words 0..11: A_i = dV sigma_mn(phi e_i)); warp_b, column e_j (its
+/// words 12..17: B_j = eps_mn(phi e_j)).
 template <int S, typename Real>
-__device__ __forceinline__ Real warp_a(const Real *table, int i) {
+__device__ __forceinline__ Real warp_a(const Real (&words)[12], int i) {
   constexpr int m = S / 3, n = S % 3;
   if constexpr (m == n)
-    return table[3 * m + i];
+    return words[3 * m + i];
   else
-    return i == m ? table[9 + n] : i == n ? table[9 + m] : (Real)0;
+    return i == m ? words[9 + n] : i == n ? words[9 + m] : (Real)0;
 }
 template <int S, typename Real>
-__device__ __forceinline__ Real warp_b(const Real *table, int j) {
+__device__ __forceinline__ Real warp_b(const Real (&words)[6], int j) {
   constexpr int m = S / 3, n = S % 3;
   if constexpr (m == n)
-    return j == m ? table[12 + m] : (Real)0;
+    return j == m ? words[m] : (Real)0;
   else
-    return j == m ? table[15 + n] : j == n ? table[15 + m] : (Real)0;
+    return j == m ? words[3 + n] : j == n ? words[3 + m] : (Real)0;
 }
 
-/// One point of a lane of the warp form, components S..8 in turn: its 3 x 6
-/// products into acc and (lanes 0..24) its entry of w_h's row into w_acc.
-/// The tables are at the point (tc: the table of the lane's column of w_h's
-/// row, jc its component; w_h's own for lane 24).
+/// Components S..8 of one point of a lane: the 3 x 6 products of its rows
+/// (words `a`) with its two functions' columns (`b0`, `b1`) into acc, and
+/// w_h's row entry column (`column`: B of the lane's column at each
+/// component) into w_acc. Every index is a constant, so the selections cost
+/// no instruction.
 template <int S = 0, typename Real>
-__device__ __forceinline__ void warp_point(const Real *ta, const Real *tb0, const Real *tb1,
-                                           const Real *tw, const Real *tc, int jc, int lane,
-                                           Real (&acc)[3][6], Real &w_acc) {
+__device__ __forceinline__ void warp_components(const Real (&a)[12], const Real (&b0)[6],
+                                                const Real (&b1)[6], const Real (&w)[9],
+                                                const Real (&column)[9], Real (&acc)[3][6],
+                                                Real &w_acc) {
   Real A[3], B[6];
 #pragma unroll
   for (int i = 0; i < 3; ++i) {
-    A[i] = warp_a<S>(ta, i);
-    B[i] = warp_b<S>(tb0, i);
-    B[3 + i] = warp_b<S>(tb1, i);
+    A[i] = warp_a<S>(a, i);
+    B[i] = warp_b<S>(b0, i);
+    B[3 + i] = warp_b<S>(b1, i);
   }
 #pragma unroll
   for (int i = 0; i < 3; ++i)
 #pragma unroll
     for (int j = 0; j < 6; ++j)
       acc[i][j] += A[i] * B[j];
-  if (lane < 24)
-    w_acc += tw[S] * warp_b<S>(tc, jc);
-  else if (lane == 24)
-    w_acc += tw[S] * tw[9 + S];
+  w_acc += w[S] * column[S];
   if constexpr (S < 8)
-    warp_point<S + 1>(ta, tb0, tb1, tw, tc, jc, lane, acc, w_acc);
+    warp_components<S + 1>(a, b0, b1, w, column, acc, w_acc);
+}
+
+/// Column e_j of a basis function (its B words) at components S..8.
+template <int S = 0, typename Real>
+__device__ __forceinline__ void warp_column(const Real (&words)[6], int j, Real (&column)[9]) {
+  column[S] = warp_b<S>(words, j);
+  if constexpr (S < 8)
+    warp_column<S + 1>(words, j, column);
+}
+
+/// One point of a lane of the warp form: its words of the tables at the
+/// point loaded once (ta, tb0, tb1: its row and column functions'; tw: w_h's;
+/// tc: its column of w_h's row, the table of function t / 3 for lanes
+/// t < 24, e_j with j = jc, else w_h's own: the corner), then every component.
+template <typename Real>
+__device__ __forceinline__ void warp_point(const Real *ta, const Real *tb0, const Real *tb1,
+                                           const Real *tw, const Real *tc, int jc, int lane,
+                                           Real (&acc)[3][6], Real &w_acc) {
+  Real a[12], b0[6], b1[6], w[9], column[9];
+#pragma unroll
+  for (int k = 0; k < 12; ++k)
+    a[k] = ta[k];
+#pragma unroll
+  for (int k = 0; k < 6; ++k) {
+    b0[k] = tb0[12 + k];
+    b1[k] = tb1[12 + k];
+  }
+#pragma unroll
+  for (int k = 0; k < 9; ++k)
+    w[k] = tw[k];
+  if (lane < 24) {
+    Real words[6];
+#pragma unroll
+    for (int k = 0; k < 6; ++k)
+      words[k] = tc[12 + k];
+    warp_column(words, jc, column);
+  } else {
+#pragma unroll
+    for (int k = 0; k < 9; ++k)
+      column[k] = tc[9 + k];
+  }
+  warp_components(a, b0, b1, w, column, acc, w_acc);
 }
 
 /// The trio of four cells by a block of four warps, for elements of at most
@@ -875,21 +927,24 @@ __global__ void __launch_bounds__(kWarpCells * 32)
   extern __shared__ __align__(16) unsigned char shared_memory[];
   const int64_t C = g.cells;
   const int P = (int)g.num_points, F = g.num_fields, N = 3 * F;
+  const int chunk = warp_chunk(P), pitch = warp_pitch(P);
   Real *tables = reinterpret_cast<Real *>(shared_memory);
-  double *inverses = reinterpret_cast<double *>(
-      shared_memory + ((size_t)kWarpCells * kWarpTables * kWarpPitch * sizeof(Real) + 15) / 16 * 16);
+  double *inverses = reinterpret_cast<double *>(shared_memory + warp_table_bytes<Real>(P));
   double *measures = inverses + kWarpCells * P * 9, *coords = measures + kWarpCells * P;
+  double *ref = coords + kWarpCells * F * 3;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int a = lane / 4, b0 = 2 * (lane % 4), b1 = b0 + 1;
-  const Real *own = tables + warp * kWarpTables * kWarpPitch;
-  const Real *ta = own + a * kWarpPitch, *tb0 = own + b0 * kWarpPitch,
-             *tb1 = own + b1 * kWarpPitch, *tw = own + kPairFields * kWarpPitch;
+  const Real *own = tables + warp * kWarpTables * pitch;
+  const Real *ta = own + a * pitch, *tb0 = own + b0 * pitch, *tb1 = own + b1 * pitch,
+             *tw = own + kPairFields * pitch;
   /* lanes 0..23: w_h's row with column t = 3 b + j; lane 24: the corner */
-  const Real *tc = lane < 24 ? own + (lane / 3) * kWarpPitch : tw;
+  const Real *tc = lane < 24 ? own + (lane / 3) * pitch : tw;
   const int jc = lane % 3;
-  /* tables of functions past F stay zero */
-  for (int i = threadIdx.x; i < kWarpCells * kWarpTables * kWarpPitch; i += blockDim.x)
+  /* tables of functions past F stay zero; the reference gradients, once */
+  for (int i = threadIdx.x; i < kWarpCells * kWarpTables * pitch; i += blockDim.x)
     tables[i] = (Real)0;
+  for (int i = threadIdx.x; i < 3 * F * P; i += blockDim.x)
+    ref[i] = g.ref_gradients[i];
   const double two_mu = 2.0 * f.mu;
   for (int64_t c0 = (int64_t)blockIdx.x * kWarpCells; c0 < C;
        c0 += (int64_t)gridDim.x * kWarpCells) {
@@ -910,19 +965,19 @@ __global__ void __launch_bounds__(kWarpCells * 32)
 #pragma unroll
       for (int j = 0; j < 6; ++j)
         acc[i][j] = (Real)0;
-    for (int q0 = 0; q0 < P; q0 += kWarpChunk) {
-      const int count = P - q0 < kWarpChunk ? P - q0 : kWarpChunk;
+    for (int q0 = 0; q0 < P; q0 += chunk) {
+      const int count = P - q0 < chunk ? P - q0 : chunk;
       __syncthreads(); /* the geometry is parked; the last chunk's tables are used */
       for (int item = threadIdx.x; item < kWarpCells * (F + 1) * count; item += blockDim.x) {
         const int p = item % count, fn = (item / count) % (F + 1), cell = item / (count * (F + 1));
         const int q = q0 + p;
         const double *inverse = inverses + (cell * P + q) * 9;
         const double dV = measures[cell * P + q];
-        Real *t = tables + (cell * kWarpTables + (fn < F ? fn : kPairFields)) * kWarpPitch +
+        Real *t = tables + (cell * kWarpTables + (fn < F ? fn : kPairFields)) * pitch +
                   p * kWarpWords;
         if (fn < F) {
           double x[3];
-          basis_gradient(inverse, g.ref_gradients + (fn * P + q) * 3, x);
+          basis_gradient(inverse, ref + (fn * P + q) * 3, x);
 #pragma unroll
           for (int m = 0; m < 3; ++m)
 #pragma unroll
@@ -940,7 +995,7 @@ __global__ void __launch_bounds__(kWarpCells * 32)
           for (int b = 0; b < F; ++b) {
             double w[3], x[3];
             tc_physics_field_w(&f, coords + (cell * F + b) * 3, w);
-            basis_gradient(inverse, g.ref_gradients + (b * P + q) * 3, x);
+            basis_gradient(inverse, ref + (b * P + q) * 3, x);
             for (int i = 0; i < 3; ++i)
               for (int j = 0; j < 3; ++j)
                 H[3 * i + j] += w[i] * x[j];
@@ -987,7 +1042,7 @@ template <typename Real>
 tc_err launch_warp(const tc_geometry_cuda_batch &g, const tc_physics_fields &f, bool left,
                    const tc_physics_fused_outputs *out, cudaStream_t stream, bool *ran) {
   *ran = false;
-  const size_t shared = warp_shared_bytes(sizeof(Real), g.num_points, g.num_fields);
+  const size_t shared = warp_shared_bytes<Real>(g.num_points, g.num_fields);
   if (g.num_fields > kPairFields || shared > (size_t)kSharedBytes)
     return TC_SUCCESS;
   *ran = true;
