@@ -796,8 +796,11 @@ constexpr int kWarpChunk = 16;
 constexpr int kWarpWords = 18;
 /// Points of each chunk of the warp form's tables for a rule of P points.
 __host__ __device__ constexpr int warp_chunk(int64_t P) {
-  return (int)((P + (P + kWarpChunk - 1) / kWarpChunk - 1) / ((P + kWarpChunk - 1) / kWarpChunk));
+  const int64_t chunks = (P + kWarpChunk - 1) / kWarpChunk;
+  return (int)((P + chunks - 1) / chunks);
 }
+static_assert(warp_chunk(8) == 8 && warp_chunk(27) == 14 && warp_chunk(64) == 16,
+              "the warp form's chunks: one of 8 points, 14 + 13, four of 16");
 /// Words from one function's table to the next: a chunk's points, plus one
 /// (odd) so that the lanes reading the tables of different functions fall
 /// in distinct banks.
