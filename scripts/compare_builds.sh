@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/compare_builds.sh: runs the same decks with two builds of tcmini and
 # requires bitwise-identical results files (the /cells, /nodes and /mesh
-# datasets, by tests/hardening/h5_identical.py where Python has h5py, else
-# by h5diff without a tolerance):
+# datasets, and /element_matrices where output.element_matrices=true wrote
+# them, by tests/hardening/h5_identical.py where Python has h5py, else by
+# h5diff without a tolerance):
 # the default deck, a Q2 deck, a float deck and a layout-left deck. For
 # refactors and optimisations that must not change a result.
 # Usage: scripts/compare_builds.sh BASE_TCMINI NEW_TCMINI [RANKS] [section.key=value ...]
@@ -49,7 +50,11 @@ same() {
     "$python" "$root/tests/hardening/h5_identical.py" "$1" "$2"
   else
     local group
-    for group in /cells /nodes /mesh; do
+    local groups=(/cells /nodes /mesh)
+    if h5ls "$1/element_matrices" >/dev/null 2>&1 || h5ls "$2/element_matrices" >/dev/null 2>&1; then
+      groups+=(/element_matrices)
+    fi
+    for group in "${groups[@]}"; do
       h5diff "$1" "$2" "$group" "$group" || return 1
     done
   fi

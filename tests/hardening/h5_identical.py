@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """h5_identical.py: requires two tcmini results files to hold bitwise-identical
-datasets under /cells, /nodes and /mesh (same names, shapes, types and bytes;
-no tolerance). Usage: h5_identical.py A.h5 B.h5. Exits 1 naming each
-difference, with the largest |a-b| of a floating-point dataset that differs."""
+datasets under /cells, /nodes and /mesh, and under /element_matrices where
+either file holds them (output.element_matrices = true): same names, shapes,
+types and bytes; no tolerance. Usage: h5_identical.py A.h5 B.h5. Exits 1
+naming each difference, with the largest |a-b| of a floating-point dataset
+that differs."""
 import sys
 
 import h5py
 import numpy as np
 
 GROUPS = ("cells", "nodes", "mesh")
+OPTIONAL_GROUPS = ("element_matrices",)
 
 
 def datasets(group, prefix):
@@ -23,7 +26,8 @@ def datasets(group, prefix):
 def main(a_path, b_path):
     failures, compared = [], 0
     with h5py.File(a_path, "r") as a_file, h5py.File(b_path, "r") as b_file:
-        for group in GROUPS:
+        optional = [g for g in OPTIONAL_GROUPS if g in a_file or g in b_file]
+        for group in GROUPS + tuple(optional):
             if group not in a_file or group not in b_file:
                 failures.append(f"/{group} is missing from one of the files")
                 continue
