@@ -68,10 +68,10 @@ template <typename Real> size_t warp_shared_bytes(int64_t P, int F) {
 
 /// A lane's entries at component S = 3 m + n, selected from a point's
 /// table words held in registers (tc_physics_basis_strain and
-/// tc_physics_stress_of_strain in the arithmetic of basis_rows, rounded once
-/// to Real when the tables were built): warp_a, row e_i of a basis function
-/// (its words 0..11: A_i = dV sigma_mn(phi e_i)); warp_b, column e_j (its
-/// words 12..17: B_j = eps_mn(phi e_j)).
+/// tc_physics_stress_of_strain in the pair form's arithmetic, basis_rows,
+/// rounded once to Real when the tables were built): warp_a, row e_i of a
+/// basis function (its words 0..11: A_i = dV sigma_mn(phi e_i)); warp_b,
+/// column e_j (its words 12..17: B_j = eps_mn(phi e_j)).
 template <int S, typename Real>
 __device__ __forceinline__ Real warp_a(const Real (&words)[12], int i) {
   constexpr int m = S / 3, n = S % 3;
