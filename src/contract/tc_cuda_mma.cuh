@@ -1,8 +1,9 @@
 /* tc_cuda_mma: the FP64 tensor-core product (DMMA, PTX mma.sync m16n8k16
  * f64, sm_90) that the CUDA kernels share: the contraction library's
- * FieldField tiles (contract_cuda_mma.cuh) and the fused elasticity
- * (src/physics/tc_physics_fused_cuda.cu), which reaches it through
- * tc_contract's include path. */
+ * FieldField tiles (contract_cuda_mma.cuh) and the fused elasticity's
+ * tensor-core forms (src/physics/fused_cuda_block.cuh and
+ * fused_cuda_pair.cuh), which reach it through tc_contract's include
+ * path. */
 #ifndef TC_CUDA_MMA_CUH
 #define TC_CUDA_MMA_CUH
 
