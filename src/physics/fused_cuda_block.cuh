@@ -54,8 +54,8 @@ inline size_t mma_shared_bytes(const mma_plan &plan, int64_t P, int F) {
 /// Components c0 .. c0 + count - 1 of a point's rows, A = dV sigma(eps) and
 /// B = eps, at stride 16 (k = 16 s + point); every index a constant, so the
 /// tensors stay in registers.
-__device__ inline void write_chunk(const tc_physics_fields &f, const double eps[9], double dV, int c0,
-                            int count, double *A, double *B) {
+__device__ inline void write_chunk(const tc_physics_fields &f, const double eps[9], double dV,
+                                   int c0, int count, double *A, double *B) {
   double sigma[9];
   tc_physics_stress_of_strain(&f, eps, sigma);
 #pragma unroll
@@ -225,9 +225,9 @@ tc_err launch_mma_tiles(const tc_geometry_cuda_batch &g, const tc_physics_fields
 
 /// Launches the tensor-core form; *ran false when the element does not fit
 /// it (too many tiles a warp, or too little shared memory), for the FMA form.
-inline tc_err launch_mma(const tc_geometry_cuda_batch &g, const tc_physics_fields &f, int side,
-                  bool left, const tc_physics_fused_outputs *out, cudaStream_t stream,
-                  bool *ran) {
+inline tc_err launch_mma(const tc_geometry_cuda_batch &g, const tc_physics_fields &f,
+                         int side, bool left, const tc_physics_fused_outputs *out,
+                         cudaStream_t stream, bool *ran) {
   *ran = false;
   mma_plan plan = {};
   plan.side = side;

@@ -18,17 +18,20 @@ namespace tc_fused {
 
 /// J^{-T} grad_ref phi_a at point q (HGRADtransformGRAD), as tc_physics_cuda's
 /// physical_gradient, from the cell's inverse Jacobians in shared memory.
-__device__ inline void basis_gradient(const double *inverse, const double *ref, double out[3]) {
+__device__ inline void basis_gradient(const double *inverse, const double *ref,
+                                      double out[3]) {
   for (int i = 0; i < 3; ++i)
-    out[i] = inverse[0 * 3 + i] * ref[0] + inverse[1 * 3 + i] * ref[1] + inverse[2 * 3 + i] * ref[2];
+    out[i] =
+        inverse[0 * 3 + i] * ref[0] + inverse[1 * 3 + i] * ref[1] + inverse[2 * 3 + i] * ref[2];
 }
 
 /// Parks cell c's geometry in shared memory, the block's `threads` threads
 /// striding over it: the inverse Jacobians [q][9], the measures [q] and the
 /// node coordinates [a][3] (the batch holds them cell-fastest). The block
 /// and pair forms take a cell a block.
-__device__ inline void park_cell_geometry(const tc_geometry_cuda_batch &g, int64_t c, int threads,
-                                   double *inverses, double *measures, double *coords) {
+__device__ inline void park_cell_geometry(const tc_geometry_cuda_batch &g, int64_t c,
+                                          int threads, double *inverses, double *measures,
+                                          double *coords) {
   const int P = (int)g.num_points, F = g.num_fields;
   for (int i = threadIdx.x; i < P * 10 + F * 3; i += threads) {
     if (i < P * 9)

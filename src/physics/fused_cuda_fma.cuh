@@ -107,10 +107,12 @@ __global__ void __launch_bounds__(kMaxThreads, TM <= kTwoBlockTile ? 2 : 1)
             c0 + cell < C ? g.inverses[((int64_t)q * 9 + k) * g.stride + c0 + cell] : 1.0;
       } else if (i < plan.cells * P * 10) {
         const int j = i - plan.cells * (int)P * 9, cell = j % plan.cells, q = j / plan.cells;
-        s.measures[cell * P + q] = c0 + cell < C ? g.measures[(int64_t)q * g.stride + c0 + cell] : 0.0;
+        s.measures[cell * P + q] =
+            c0 + cell < C ? g.measures[(int64_t)q * g.stride + c0 + cell] : 0.0;
       } else {
         const int j = i - plan.cells * (int)P * 10, cell = j % plan.cells, ai = j / plan.cells;
-        s.coords[cell * F * 3 + ai] = c0 + cell < C ? g.node_coords[(int64_t)ai * g.stride + c0 + cell] : 0.0;
+        s.coords[cell * F * 3 + ai] =
+            c0 + cell < C ? g.node_coords[(int64_t)ai * g.stride + c0 + cell] : 0.0;
       }
     }
     Real acc[TM][TM];

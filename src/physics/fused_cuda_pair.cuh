@@ -282,8 +282,9 @@ __global__ void __launch_bounds__(64, kPairBlocks)
 /// Launches the pair form; *ran false when the element does not fit it
 /// (more than kPairFields nodes, or more shared memory than
 /// kPairSharedBytes: Q1 with more than 64 points), for the block form.
-inline tc_err launch_pair(const tc_geometry_cuda_batch &g, const tc_physics_fields &f, bool left,
-                   const tc_physics_fused_outputs *out, cudaStream_t stream, bool *ran) {
+inline tc_err launch_pair(const tc_geometry_cuda_batch &g, const tc_physics_fields &f,
+                          bool left, const tc_physics_fused_outputs *out, cudaStream_t stream,
+                          bool *ran) {
   *ran = false;
   const size_t shared = (size_t)pair_words(g.num_points, g.num_fields) * sizeof(double);
   if (g.num_fields > kPairFields || shared > (size_t)kPairSharedBytes || !mma_form_available())
