@@ -64,6 +64,7 @@ struct tc_report {
   bool have_workset, workset_chosen;
   char workset_rule[256]; ///< how the loop sized its workset
   char replay[512];       ///< how the steps ran their batches ("": not known)
+  char fused_form[160];   ///< the fused elasticity's form ("": none ran)
   int64_t workset_cells, workset_batches;
   tc_config config;
   char *deck;       ///< the effective deck text
@@ -153,6 +154,10 @@ tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads
 
 void tc_report_set_replay(tc_report *report, const char *note) {
   snprintf(report->replay, sizeof report->replay, "%s", note ? note : "");
+}
+
+void tc_report_set_fused_form(tc_report *report, const char *form) {
+  snprintf(report->fused_form, sizeof report->fused_form, "%s", form ? form : "");
 }
 
 tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t batches,
@@ -506,6 +511,8 @@ static void write_yaml(const tc_report *report, const double memory_mib[2], FILE
     }
     if (report->replay[0])
       yaml_key_string(out, "  ", "batches_run", report->replay);
+    if (report->fused_form[0])
+      yaml_key_string(out, "  ", "fused_form", report->fused_form);
     fprintf(out, "  checks: %s\n", tc_config_checks_enabled(config) ? "true" : "false");
     fprintf(out, "  tolerance: ");
     yaml_double(out, tc_config_tolerance(config));
@@ -748,6 +755,8 @@ void tc_report_print(const tc_report *report, FILE *stream) {
               (long long)report->workset_batches);
     if (report->replay[0])
       fprintf(stream, "batches (rank 0): %s\n", report->replay);
+    if (report->fused_form[0])
+      fprintf(stream, "fused elasticity (rank 0): %s\n", report->fused_form);
     bool any_variant = false;
     for (int k = 0; k < TC_KERNEL_COUNT; k++)
       if (config->kernels[k] && report->variant_known[k]) {

@@ -42,6 +42,10 @@ tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t bat
 /// the host, or replayed as a CUDA graph). Not collective.
 void tc_report_set_replay(tc_report *report, const char *note);
 
+/// Records the form of the fused elasticity product rank 0 ran
+/// (tc_loop_fused_form; NULL or "": none ran). Not collective.
+void tc_report_set_fused_form(tc_report *report, const char *form);
+
 /// Records the CPU cores each rank may run on (tc_device_host_cores), kept
 /// as their min and max over ranks. When the threads per rank recorded by
 /// tc_report_set_run exceed the fewest cores of any rank, the threads share

@@ -498,6 +498,7 @@ int64_t tc_loop_num_points(const tc_loop *loop) { return loop->num_points; }
 int64_t tc_loop_num_fields(const tc_loop *loop) { return loop->num_fields; }
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel) { return loop->variants[kernel]; }
 bool tc_loop_kernel_fused(const tc_loop *loop, tc_kernel kernel) { return loop->fused[kernel]; }
+const char *tc_loop_fused_form(const tc_loop *loop) { return loop->fused_form; }
 tc_choice tc_loop_variant_choice(const tc_loop *loop, tc_kernel kernel) {
   return loop->choices[kernel];
 }

@@ -91,6 +91,9 @@ tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel);
 /// True if the kernel runs in the fused elasticity product (run.inputs =
 /// fused) rather than as a contraction of materialised inputs.
 bool tc_loop_kernel_fused(const tc_loop *loop, tc_kernel kernel);
+/// The form of the fused elasticity product the last batch ran, in words
+/// (tc_physics_fused.h; NULL where no kernel runs fused or none has run).
+const char *tc_loop_fused_form(const tc_loop *loop);
 /// Where that variant came from: asked (run.variant), rule, tuning or probe.
 tc_choice tc_loop_variant_choice(const tc_loop *loop, tc_kernel kernel);
 /// Floating-point operations of a kernel's contractions on this rank, summed over

@@ -135,7 +135,8 @@ static tc_err cuda_inputs(tc_loop *loop, int64_t cells) {
 static tc_err cuda_fused_elasticity(tc_loop *loop, int64_t cells) {
   cuda_state *s = loop->state;
   const tc_physics_fused_outputs outputs = tc_loop_fused_outputs(loop);
-  return tc_loop_cuda_fused_elasticity(s->gpu, cells, loop->layout, loop->precision, &outputs);
+  return tc_loop_cuda_fused_elasticity(s->gpu, cells, loop->layout, loop->precision, &outputs,
+                                       &loop->fused_form);
 }
 
 /* Every selected kernel's output gathered on the device in one launch (the

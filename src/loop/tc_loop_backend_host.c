@@ -210,7 +210,7 @@ static tc_err host_fused_elasticity(tc_loop *loop, int64_t cells) {
   const tc_physics_batch batch = physics_batch(loop, cells);
   const tc_physics_fused_outputs outputs = tc_loop_fused_outputs(loop);
   return tc_physics_fused_elasticity(&batch, tc_physics_default_fields(), loop->layout,
-                                     loop->precision, &outputs);
+                                     loop->precision, &outputs, &loop->fused_form);
 }
 
 /* A batch's element matrices, which its threads copy. */

@@ -415,11 +415,12 @@ extern "C" tc_err tc_loop_cuda_build_inputs(tc_loop_cuda *loop, int64_t cells, t
 
 extern "C" tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells,
                                                 tc_layout layout, tc_precision precision,
-                                                const tc_physics_fused_outputs *outputs) {
+                                                const tc_physics_fused_outputs *outputs,
+                                                const char **form) {
   const tc_geometry_cuda_batch *batch = nullptr;
   TC_CALL(formed_batch(loop, cells, "fused elasticity", &batch));
   return tc_physics_cuda_fused_elasticity(batch, &loop->fields, layout, precision, outputs,
-                                          lane_stream(loop));
+                                          lane_stream(loop), form);
 }
 
 extern "C" tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, int64_t begin, int64_t cells,

@@ -133,11 +133,12 @@ tc_err tc_loop_cuda_build_inputs(tc_loop_cuda *loop, int64_t cells, tc_layout la
 
 /// The elasticity trio of the batch whose geometry was formed last (cells
 /// must be that batch's count), its inputs built on chip
-/// (tc_physics_cuda_fused_elasticity), into the device outputs given.
+/// (tc_physics_cuda_fused_elasticity), into the device outputs given; form
+/// (may be NULL) gets the form of the product that ran, in words.
 /// Asynchronous.
 tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells, tc_layout layout,
                                      tc_precision precision,
-                                     const tc_physics_fused_outputs *outputs);
+                                     const tc_physics_fused_outputs *outputs, const char **form);
 
 /// Gather-assembles the contraction outputs of cells [begin, begin + cells)
 /// (outputs[k]: kernel k's, device memory, in the layout and precision of the
@@ -237,8 +238,9 @@ static inline tc_err tc_loop_cuda_build_inputs(tc_loop_cuda *loop, int64_t cells
 }
 static inline tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells,
                                                    tc_layout layout, tc_precision precision,
-                                                   const tc_physics_fused_outputs *outputs) {
-  (void)loop, (void)cells, (void)layout, (void)precision, (void)outputs;
+                                                   const tc_physics_fused_outputs *outputs,
+                                                   const char **form) {
+  (void)loop, (void)cells, (void)layout, (void)precision, (void)outputs, (void)form;
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }
 static inline tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, int64_t begin, int64_t cells,

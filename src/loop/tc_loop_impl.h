@@ -34,6 +34,7 @@ struct tc_loop {
   bool fused[TC_KERNEL_COUNT]; ///< runs in the fused elasticity (run.inputs = fused)
   bool probed[TC_KERNEL_COUNT]; ///< AUTO by the rules has run once (tc_contract's probe)
   bool any_fused;
+  const char *fused_form; ///< the fused product's form, in words (NULL: not run yet)
   double kernel_flops[TC_KERNEL_COUNT];
   /// The step's batches recorded on the device (run.graph) and replayed by
   /// every step since; the clock's marks it made and the flops it counts.

@@ -106,7 +106,9 @@ static void fused_share(void *context, int thread, int threads) {
 
 tc_err tc_physics_fused_elasticity(const tc_physics_batch *batch, const tc_physics_fields *fields,
                                    tc_layout layout, tc_precision precision,
-                                   const tc_physics_fused_outputs *outputs) {
+                                   const tc_physics_fused_outputs *outputs, const char **form) {
+  if (form)
+    *form = "host: a thread a cell, its rows of A and B a point at a time, summed in double";
   const int64_t rows = 3 * batch->num_fields + 1;
   const int threads = tc_omp_threads();
   fused_team team = {.batch = batch, .fields = fields, .precision = precision,

@@ -37,26 +37,31 @@ typedef struct {
 } tc_physics_fused_outputs;
 
 /// The trio on the host, OpenMP threads over cells (batch: the host
-/// geometry, with its physical gradients). Not collective.
+/// geometry, with its physical gradients). Not collective. Where form is
+/// not NULL it gets the form that ran, in words (a static string, for the
+/// report), as from the GPU's.
 tc_err tc_physics_fused_elasticity(const tc_physics_batch *batch, const tc_physics_fields *fields,
                                    tc_layout layout, tc_precision precision,
-                                   const tc_physics_fused_outputs *outputs);
+                                   const tc_physics_fused_outputs *outputs, const char **form);
 
 #if TCMINI_HAVE_CUDA
 /// The trio on the GPU, from the device geometry of a batch (device
 /// outputs). Asynchronous on stream (cudaStream_t). TC_ERR_UNSUPPORTED for
-/// elements of more than 42 nodes.
+/// elements of more than 42 nodes. Where form is not NULL it gets the form
+/// of the product that ran (tc_physics_fused_cuda.cu lists them), in words.
 tc_err tc_physics_cuda_fused_elasticity(const tc_geometry_cuda_batch *batch,
                                         const tc_physics_fields *fields, tc_layout layout,
                                         tc_precision precision,
-                                        const tc_physics_fused_outputs *outputs, void *stream);
+                                        const tc_physics_fused_outputs *outputs, void *stream,
+                                        const char **form);
 #else
 static inline tc_err tc_physics_cuda_fused_elasticity(const tc_geometry_cuda_batch *batch,
                                                       const tc_physics_fields *fields,
                                                       tc_layout layout, tc_precision precision,
                                                       const tc_physics_fused_outputs *outputs,
-                                                      void *stream) {
+                                                      void *stream, const char **form) {
   (void)batch, (void)fields, (void)layout, (void)precision, (void)outputs, (void)stream;
+  (void)form;
   return tc_error_raise(TC_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
                         "the GPU fused elasticity is not in this build (configure with "
                         "-DTCMINI_ENABLE_CUDA=ON)");

@@ -27,11 +27,25 @@ extern "C" {
 #include "fused_cuda_pair.cuh"
 #include "fused_cuda_warp.cuh"
 
+namespace {
+
+/// The forms, in words, for the report.
+constexpr const char *kPairForm =
+    "pair: FP64 tensor cores (DMMA), fragments built in registers, a pair of warps a cell";
+constexpr const char *kBlockForm =
+    "block: FP64 tensor cores (DMMA), rows of A and B in shared memory under 16 x 8 tiles";
+constexpr const char *kWarpForm =
+    "warp: FMA units, a warp a cell, tables of A and B entries per basis function and point";
+constexpr const char *kFmaForm =
+    "fma: FMA units, rows of A and B in shared memory under register tiles";
+
+} // namespace
+
 extern "C" tc_err tc_physics_cuda_fused_elasticity(const tc_geometry_cuda_batch *batch,
                                                    const tc_physics_fields *fields,
                                                    tc_layout layout, tc_precision precision,
                                                    const tc_physics_fused_outputs *outputs,
-                                                   void *stream) {
+                                                   void *stream, const char **form) {
   tc_fused::fused_plan plan = {};
   plan.side = 3 * batch->num_fields + 1;
   const int tm = plan.side <= tc_fused::kMaxSide ? tc_fused::tile_for(plan.side) : 0;
@@ -43,19 +57,28 @@ extern "C" tc_err tc_physics_cuda_fused_elasticity(const tc_geometry_cuda_batch 
            (long long)batch->stride);
   const bool left = layout == TC_LAYOUT_LEFT;
   cudaStream_t s = (cudaStream_t)stream;
-  if (precision == TC_DOUBLE) {
-    bool ran = false;
-    TC_CALL(tc_fused::launch_pair(*batch, *fields, left, outputs, s, &ran));
-    if (ran)
-      return TC_SUCCESS;
-    TC_CALL(tc_fused::launch_mma(*batch, *fields, plan.side, left, outputs, s, &ran));
-    if (ran)
-      return TC_SUCCESS;
-    return tc_fused::launch_fma<double>(tm, *batch, *fields, plan, left, outputs, s);
-  }
+  const char *ran_form = kFmaForm;
   bool ran = false;
-  TC_CALL(tc_fused::launch_warp<float>(*batch, *fields, left, outputs, s, &ran));
-  if (ran)
-    return TC_SUCCESS;
-  return tc_fused::launch_fma<float>(tm, *batch, *fields, plan, left, outputs, s);
+  if (precision == TC_DOUBLE) {
+    TC_CALL(tc_fused::launch_pair(*batch, *fields, left, outputs, s, &ran));
+    ran_form = kPairForm;
+    if (!ran) {
+      TC_CALL(tc_fused::launch_mma(*batch, *fields, plan.side, left, outputs, s, &ran));
+      ran_form = kBlockForm;
+    }
+    if (!ran) {
+      TC_CALL(tc_fused::launch_fma<double>(tm, *batch, *fields, plan, left, outputs, s));
+      ran_form = kFmaForm;
+    }
+  } else {
+    TC_CALL(tc_fused::launch_warp<float>(*batch, *fields, left, outputs, s, &ran));
+    ran_form = kWarpForm;
+    if (!ran) {
+      TC_CALL(tc_fused::launch_fma<float>(tm, *batch, *fields, plan, left, outputs, s));
+      ran_form = kFmaForm;
+    }
+  }
+  if (form)
+    *form = ran_form;
+  return TC_SUCCESS;
 }

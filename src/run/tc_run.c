@@ -284,6 +284,7 @@ static tc_err run_steps(const tc_config *config, tc_report *report, tc_timers *t
   }
   tc_progress_finish(&progress);
   tc_report_set_replay(report, tc_loop_replay_note(s->loop));
+  tc_report_set_fused_form(report, tc_loop_fused_form(s->loop));
   if (err == TC_SUCCESS) {
     err = tc_timer_start(timers, TC_PHASE_WAIT);
     if (err == TC_SUCCESS)
