@@ -227,10 +227,10 @@ static const option options[] = {
      "device (the CPU backends sum on the host)",
      ANY, &exchange_names, FIELD(exchange)},
     {"run", "inputs", TYPE_ENUM, "auto",
-     "how the elasticity trio (FieldFieldTensor, DataFieldTensor, DataDataTensor) gets its "
-     "inputs: materialised = built into memory, then contracted kernel by kernel; fused = "
-     "built a few points at a time on chip and consumed there by one fused product; auto = "
-     "fused on the cuda backend, materialised on the CPU backends",
+     "how the kernels get their inputs: materialised = built into memory, then contracted "
+     "kernel by kernel; fused = built a few points at a time on chip and consumed there, the "
+     "elasticity trio (the Tensor kernels) by one fused product and the other six by another; "
+     "auto = fused on the cuda backend, materialised on the CPU backends",
      ANY, &inputs_names, FIELD(inputs)},
     {"run", "probe", TYPE_BOOL, "false",
      "AUTO times the rule's variant against the vendor library's on the first batch and keeps "

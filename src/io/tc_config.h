@@ -41,7 +41,7 @@ typedef enum {
 typedef enum {
   TC_INPUTS_AUTO,         ///< the backend's faster (tc_config_inputs)
   TC_INPUTS_MATERIALISED, ///< every input built into memory, then each kernel contracts it (Intrepid's way)
-  TC_INPUTS_FUSED,        ///< the trio's inputs built on chip where one fused product consumes them
+  TC_INPUTS_FUSED,        ///< inputs built on chip where the fused products consume them
   TC_INPUTS_COUNT
 } tc_inputs_mode;
 /// run.tuning_on_error: what a tuning file that cannot be used does.

@@ -59,6 +59,7 @@
   KERNEL(DATA_DATA_SCALAR)                                                     \
   KERNEL(DATA_DATA_VECTOR)                                                     \
   KERNEL(DATA_DATA_TENSOR)                                                     \
+  PHASE(FUSED_DIFFUSION, "fused_diffusion")                                    \
   PHASE(FUSED_ELASTICITY, "fused_elasticity")                                  \
   PHASE(ASSEMBLE, "assemble")                                                  \
   PHASE(EXCHANGE, "exchange")                                                  \

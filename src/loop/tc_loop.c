@@ -61,6 +61,18 @@ tc_physics_fused_outputs tc_loop_fused_outputs(const tc_loop *loop) {
       .stress_strain = fused[TC_DATA_DATA_TENSOR] ? out[TC_DATA_DATA_TENSOR] : NULL};
 }
 
+tc_physics_fused_diffusion_outputs tc_loop_fused_diffusion_outputs(const tc_loop *loop) {
+  void *const *out = loop->output_device;
+  const bool *fused = loop->fused;
+  return (tc_physics_fused_diffusion_outputs){
+      .mass = fused[TC_FIELD_FIELD_SCALAR] ? out[TC_FIELD_FIELD_SCALAR] : NULL,
+      .stiffness = fused[TC_FIELD_FIELD_VECTOR] ? out[TC_FIELD_FIELD_VECTOR] : NULL,
+      .load = fused[TC_DATA_FIELD_SCALAR] ? out[TC_DATA_FIELD_SCALAR] : NULL,
+      .flux_load = fused[TC_DATA_FIELD_VECTOR] ? out[TC_DATA_FIELD_VECTOR] : NULL,
+      .u2 = fused[TC_DATA_DATA_SCALAR] ? out[TC_DATA_DATA_SCALAR] : NULL,
+      .grad_u2 = fused[TC_DATA_DATA_VECTOR] ? out[TC_DATA_DATA_VECTOR] : NULL};
+}
+
 tc_err tc_loop_alloc_host(tc_loop *loop, double **array, int64_t count) {
   TC_CALLOC(*array, count);
   return tc_loop_first_touch(loop, *array, (size_t)count * sizeof **array);
@@ -205,6 +217,10 @@ static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
     loop->fused[k] = config->kernels[k] && tc_config_inputs(config) == TC_INPUTS_FUSED &&
                      tc_physics_kernel_fusable(k);
     loop->any_fused = loop->any_fused || loop->fused[k];
+    if (loop->fused[k] && tc_physics_kernel_elastic(k))
+      loop->fused_elasticity = true;
+    else if (loop->fused[k])
+      loop->fused_diffusion = true;
     if (config->kernels[k] && !loop->fused[k]) {
       loop->input_needed[tc_physics_left_input(k)] = true;
       loop->input_needed[tc_physics_right_input(k)] = true;
@@ -312,10 +328,15 @@ static tc_err mark_phase(tc_loop *loop, tc_phase phase) {
 }
 
 /* The selected contractions of a batch, each timed as its own phase, and
- * those that run fused (run.inputs = fused) in one phase of their own. */
+ * those that run fused (run.inputs = fused) in the phases of their fused
+ * products: the scalar problem's six, then the elasticity trio. */
 static tc_err batch_contractions(tc_loop *loop, int64_t cells) {
   const tc_config *config = loop->config;
-  if (loop->any_fused) {
+  if (loop->fused_diffusion) {
+    TC_CALL(mark_phase(loop, TC_PHASE_FUSED_DIFFUSION));
+    TC_CALL(loop->backend->fused_diffusion(loop, cells));
+  }
+  if (loop->fused_elasticity) {
     TC_CALL(mark_phase(loop, TC_PHASE_FUSED_ELASTICITY));
     TC_CALL(loop->backend->fused_elasticity(loop, cells));
   }

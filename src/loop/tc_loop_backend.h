@@ -48,8 +48,11 @@ typedef struct tc_loop_backend {
   /// a batch, it may return before the device has finished it.
   tc_err (*inputs)(tc_loop *loop, int64_t cells);
   /// The kernels of loop->fused, their inputs built on chip
-  /// (tc_physics_fused.h), into their outputs (loop->output_device); sets
-  /// loop->fused_form to the form of the product that ran.
+  /// (tc_physics_fused.h), into their outputs (loop->output_device): the
+  /// scalar problem's six (fused_diffusion) and the elasticity trio
+  /// (fused_elasticity, which sets loop->fused_form to the form of the
+  /// product that ran).
+  tc_err (*fused_diffusion)(tc_loop *loop, int64_t cells);
   tc_err (*fused_elasticity)(tc_loop *loop, int64_t cells);
   /// Every selected kernel's output of the batch (loop->output_device)
   /// gathered into the assembled results, after the batch before's.

@@ -132,6 +132,12 @@ static tc_err cuda_inputs(tc_loop *loop, int64_t cells) {
   return tc_loop_cuda_build_inputs(s->gpu, cells, loop->layout, loop->precision, outputs);
 }
 
+static tc_err cuda_fused_diffusion(tc_loop *loop, int64_t cells) {
+  cuda_state *s = loop->state;
+  const tc_physics_fused_diffusion_outputs outputs = tc_loop_fused_diffusion_outputs(loop);
+  return tc_loop_cuda_fused_diffusion(s->gpu, cells, loop->layout, loop->precision, &outputs);
+}
+
 static tc_err cuda_fused_elasticity(tc_loop *loop, int64_t cells) {
   cuda_state *s = loop->state;
   const tc_physics_fused_outputs outputs = tc_loop_fused_outputs(loop);
@@ -200,6 +206,7 @@ const tc_loop_backend tc_loop_backend_cuda = {
     .geometry = cuda_geometry,
     .check_geometry = cuda_check_geometry,
     .inputs = cuda_inputs,
+    .fused_diffusion = cuda_fused_diffusion,
     .fused_elasticity = cuda_fused_elasticity,
     .assemble = cuda_assemble,
     .reduce_rows = cuda_reduce_rows,

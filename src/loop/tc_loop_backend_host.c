@@ -206,6 +206,13 @@ static tc_err host_inputs(tc_loop *loop, int64_t cells) {
   return tc_physics_build_inputs(h->builder, &batch, loop->input_device);
 }
 
+static tc_err host_fused_diffusion(tc_loop *loop, int64_t cells) {
+  const tc_physics_batch batch = physics_batch(loop, cells);
+  const tc_physics_fused_diffusion_outputs outputs = tc_loop_fused_diffusion_outputs(loop);
+  return tc_physics_fused_diffusion(&batch, tc_physics_default_fields(), loop->layout,
+                                    loop->precision, &outputs);
+}
+
 static tc_err host_fused_elasticity(tc_loop *loop, int64_t cells) {
   const tc_physics_batch batch = physics_batch(loop, cells);
   const tc_physics_fused_outputs outputs = tc_loop_fused_outputs(loop);
@@ -348,6 +355,7 @@ const tc_loop_backend tc_loop_backend_host = {
     .geometry = host_geometry,
     .check_geometry = host_check_geometry,
     .inputs = host_inputs,
+    .fused_diffusion = host_fused_diffusion,
     .fused_elasticity = host_fused_elasticity,
     .assemble = host_assemble,
     .reduce_rows = host_reduce_rows,

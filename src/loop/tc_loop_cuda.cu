@@ -413,6 +413,15 @@ extern "C" tc_err tc_loop_cuda_build_inputs(tc_loop_cuda *loop, int64_t cells, t
                                       lane_stream(loop));
 }
 
+extern "C" tc_err tc_loop_cuda_fused_diffusion(tc_loop_cuda *loop, int64_t cells,
+                                               tc_layout layout, tc_precision precision,
+                                               const tc_physics_fused_diffusion_outputs *outputs) {
+  const tc_geometry_cuda_batch *batch = nullptr;
+  TC_CALL(formed_batch(loop, cells, "fused diffusion kernels", &batch));
+  return tc_physics_cuda_fused_diffusion(batch, &loop->fields, layout, precision, outputs,
+                                         lane_stream(loop));
+}
+
 extern "C" tc_err tc_loop_cuda_fused_elasticity(tc_loop_cuda *loop, int64_t cells,
                                                 tc_layout layout, tc_precision precision,
                                                 const tc_physics_fused_outputs *outputs,

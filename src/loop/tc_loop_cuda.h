@@ -131,6 +131,14 @@ tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop);
 tc_err tc_loop_cuda_build_inputs(tc_loop_cuda *loop, int64_t cells, tc_layout layout,
                                  tc_precision precision, void *const outputs[TC_INPUT_COUNT]);
 
+/// The scalar problem's six kernels of the batch whose geometry was formed
+/// last (cells must be that batch's count), their inputs built on chip
+/// (tc_physics_cuda_fused_diffusion), into the device outputs given.
+/// Asynchronous.
+tc_err tc_loop_cuda_fused_diffusion(tc_loop_cuda *loop, int64_t cells, tc_layout layout,
+                                    tc_precision precision,
+                                    const tc_physics_fused_diffusion_outputs *outputs);
+
 /// The elasticity trio of the batch whose geometry was formed last (cells
 /// must be that batch's count), its inputs built on chip
 /// (tc_physics_cuda_fused_elasticity), into the device outputs given; form
@@ -233,6 +241,12 @@ static inline tc_err tc_loop_cuda_check_geometry(tc_loop_cuda *loop) {
 static inline tc_err tc_loop_cuda_build_inputs(tc_loop_cuda *loop, int64_t cells,
                                                tc_layout layout, tc_precision precision,
                                                void *const outputs[TC_INPUT_COUNT]) {
+  (void)loop, (void)cells, (void)layout, (void)precision, (void)outputs;
+  return TC_LOOP_CUDA_UNSUPPORTED_;
+}
+static inline tc_err tc_loop_cuda_fused_diffusion(
+    tc_loop_cuda *loop, int64_t cells, tc_layout layout, tc_precision precision,
+    const tc_physics_fused_diffusion_outputs *outputs) {
   (void)loop, (void)cells, (void)layout, (void)precision, (void)outputs;
   return TC_LOOP_CUDA_UNSUPPORTED_;
 }

@@ -34,6 +34,7 @@ struct tc_loop {
   bool fused[TC_KERNEL_COUNT]; ///< runs in the fused elasticity (run.inputs = fused)
   bool probed[TC_KERNEL_COUNT]; ///< AUTO by the rules has run once (tc_contract's probe)
   bool any_fused;
+  bool fused_diffusion, fused_elasticity; ///< which fused products run (some kernel of each)
   const char *fused_form; ///< the fused product's form, in words (NULL: not run yet)
   double kernel_flops[TC_KERNEL_COUNT];
   /// The step's batches recorded on the device (run.graph) and replayed by
@@ -66,7 +67,9 @@ tc_err tc_loop_alloc_host(tc_loop *loop, double **array, int64_t count);
 /// timed as the first_touch phase into loop->timers.
 tc_err tc_loop_first_touch(tc_loop *loop, void *memory, size_t bytes);
 
-/// The outputs of the kernels that run fused, NULL for the others.
+/// The outputs of the kernels that run fused, NULL for the others: the
+/// elasticity trio's and the scalar problem's six.
 tc_physics_fused_outputs tc_loop_fused_outputs(const tc_loop *loop);
+tc_physics_fused_diffusion_outputs tc_loop_fused_diffusion_outputs(const tc_loop *loop);
 
 #endif

@@ -42,11 +42,17 @@ static tc_loop_cost geometry_cost(int64_t F, int64_t P) {
  * weighting by the measure, 2 for a strain entry (a half of a sum), 4 for a
  * weighted stress entry (lambda tr(eps) I + 2 mu eps, weighted) plus 3 per
  * tensor for the trace; interpolants of u and w 2 per node and entry, the
- * nodal values of u and w 6 per node and component. */
+ * nodal values of u and w 6 per node and component. Nothing where no input
+ * is built (every selected kernel runs fused). */
 static tc_loop_cost basis_cost(const tc_loop *loop) {
   const double F = (double)loop->num_fields, P = (double)loop->num_points;
   const bool *need = loop->input_needed;
   const double element = (double)tc_precision_size(loop->precision);
+  bool any = false;
+  for (int i = 0; i < TC_INPUT_COUNT; ++i)
+    any = any || need[i];
+  if (!any)
+    return (tc_loop_cost){0.0, 0.0};
   tc_loop_cost cost = {8.0 * (9.0 * P + P) + 24.0 * F, 0.0};
   for (int i = 0; i < TC_INPUT_COUNT; ++i)
     if (need[i])
@@ -109,18 +115,21 @@ static tc_loop_cost assemble_cost(const tc_loop *loop) {
   return cost;
 }
 
-/* fused_elasticity (run.inputs = fused): the elasticity kernels' inputs are
- * built next to their product and never stored, so what must cross memory
- * is the geometry they are built from (inverse Jacobians, measures, node
- * coordinates) and the kernels' outputs; the flops are those of the
- * contractions plus building the strains and stresses of the basis and of
- * w_h (counted as in basis_cost). */
-static tc_loop_cost fused_cost(const tc_loop *loop) {
+/* fused_diffusion and fused_elasticity (run.inputs = fused): the kernels'
+ * inputs are built next to their products and never stored, so what must
+ * cross memory is the geometry they are built from (inverse Jacobians,
+ * measures, node coordinates), read by each fused product, and the kernels'
+ * outputs; the flops are those of the contractions plus building the
+ * values they read (counted as in basis_cost): the physical gradients, u_h
+ * and grad u_h and their weighted copies for the scalar problem's six; the
+ * gradients and the strains and stresses of the basis and of w_h for the
+ * elasticity trio. */
+static tc_loop_cost fused_cost(const tc_loop *loop, bool elastic) {
   const double F = (double)loop->num_fields, P = (double)loop->num_points;
   tc_loop_cost cost = {8.0 * (9.0 * P + P) + 24.0 * F, 0.0};
   bool any = false;
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
-    if (!loop->fused[k])
+    if (!loop->fused[k] || tc_physics_kernel_elastic(k) != elastic)
       continue;
     any = true;
     tc_contraction shape = tc_physics_contraction(k, 1, loop->num_fields, loop->num_points,
@@ -130,6 +139,11 @@ static tc_loop_cost fused_cost(const tc_loop *loop) {
   }
   if (!any)
     return (tc_loop_cost){0.0, 0.0};
+  if (!elastic) {
+    cost.flops += 15.0 * F * P + F * P + 3.0 * F * P + 6.0 * F + 2.0 * F * P + P +
+                  2.0 * F * 3.0 * P + 3.0 * P;
+    return cost;
+  }
   cost.flops += 15.0 * F * P + 2.0 * 27.0 * F * P + 3.0 * F * P * (4.0 * 9.0 + 3.0) +
                 18.0 * F + P * (2.0 * F * 9.0 + 2.0 * 9.0) + P * (4.0 * 9.0 + 3.0);
   return cost;
@@ -143,8 +157,10 @@ static tc_loop_cost batch_phase_cost(const tc_loop *loop, tc_phase phase) {
     return basis_cost(loop);
   if (phase == TC_PHASE_ASSEMBLE)
     return assemble_cost(loop);
+  if (phase == TC_PHASE_FUSED_DIFFUSION)
+    return fused_cost(loop, false);
   if (phase == TC_PHASE_FUSED_ELASTICITY)
-    return fused_cost(loop);
+    return fused_cost(loop, true);
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
     if (phase == tc_phase_of_kernel(k) && loop->config->kernels[k] && !loop->fused[k]) {
       tc_contraction shape = tc_physics_contraction(k, 1, loop->num_fields, loop->num_points,

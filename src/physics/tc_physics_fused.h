@@ -68,6 +68,54 @@ static inline tc_err tc_physics_cuda_fused_elasticity(const tc_geometry_cuda_bat
 }
 #endif
 
+/// The scalar problem's six kernels, whose inputs (basis values and
+/// gradients, u_h and grad u_h, weighted by dV or not) are built on chip the
+/// same way: out(a, b) sums A(a, q, d) B(b, q, d) over the points q (and
+/// d < 3 for the gradients) for the mass matrix (FieldFieldScalar, A = dV
+/// phi, B = phi) and the diffusion stiffness (FieldFieldVector, A = dV grad
+/// phi, B = grad phi); the loads (DataFieldScalar: dV u_h against phi;
+/// DataFieldVector: grad u against dV grad phi) and the integrals of u^2 and
+/// |grad u|^2 (DataDataScalar, DataDataVector) read the same values. Each
+/// value is the materialised builder's expression in double, rounded once to
+/// the run's precision; the products are summed over ascending points (then
+/// d) in that precision on GPUs, in double on CPUs (and each output rounded
+/// once). Outputs (NULL skips one) shaped as the materialised
+/// contractions': (C,F,F), (C,F), (C).
+typedef struct {
+  void *mass;      ///< FieldFieldScalar
+  void *stiffness; ///< FieldFieldVector
+  void *load;      ///< DataFieldScalar
+  void *flux_load; ///< DataFieldVector
+  void *u2;        ///< DataDataScalar
+  void *grad_u2;   ///< DataDataVector
+} tc_physics_fused_diffusion_outputs;
+
+/// The six on the host, OpenMP threads over cells (batch: the host
+/// geometry, with its physical gradients). Not collective.
+tc_err tc_physics_fused_diffusion(const tc_physics_batch *batch, const tc_physics_fields *fields,
+                                  tc_layout layout, tc_precision precision,
+                                  const tc_physics_fused_diffusion_outputs *outputs);
+
+#if TCMINI_HAVE_CUDA
+/// The six on the GPU, from the device geometry of a batch (device
+/// outputs), Q1 and Q2 elements (8 or 27 nodes; TC_ERR_UNSUPPORTED
+/// otherwise). Asynchronous on stream (cudaStream_t).
+tc_err tc_physics_cuda_fused_diffusion(const tc_geometry_cuda_batch *batch,
+                                       const tc_physics_fields *fields, tc_layout layout,
+                                       tc_precision precision,
+                                       const tc_physics_fused_diffusion_outputs *outputs,
+                                       void *stream);
+#else
+static inline tc_err tc_physics_cuda_fused_diffusion(
+    const tc_geometry_cuda_batch *batch, const tc_physics_fields *fields, tc_layout layout,
+    tc_precision precision, const tc_physics_fused_diffusion_outputs *outputs, void *stream) {
+  (void)batch, (void)fields, (void)layout, (void)precision, (void)outputs, (void)stream;
+  return tc_error_raise(TC_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
+                        "the GPU fused diffusion kernels are not in this build (configure with "
+                        "-DTCMINI_ENABLE_CUDA=ON)");
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,7 +42,7 @@ def main():
     expect("[mesh]\n" in deck and "\ncells = 4 4 4\n" in deck, "deck text")
     expect('\nlabel = "report test"\n' in deck, "deck label")
     phases = report["phases"]
-    expect(len(phases) == 28 and "FieldFieldTensor" in phases and "total" in phases, "phases")
+    expect(len(phases) == 29 and "FieldFieldTensor" in phases and "total" in phases, "phases")
     assemble = phases["assemble"]
     expect(assemble["min_s"] == 1.0 and assemble["max_s"] == float(ranks), "assemble min/max")
     expect(abs(assemble["avg_s"] - (ranks + 1) / 2) < 1e-12, "assemble avg")

@@ -13,7 +13,7 @@ static void test_names(void) {
       "batches", "geometry",
       "basis", "FieldFieldScalar", "FieldFieldVector", "FieldFieldTensor", "DataFieldScalar",
       "DataFieldVector", "DataFieldTensor", "DataDataScalar", "DataDataVector",
-      "DataDataTensor", "fused_elasticity", "assemble", "exchange", "wait", "copy_back",
+      "DataDataTensor", "fused_diffusion", "fused_elasticity", "assemble", "exchange", "wait", "copy_back",
       "checks", "output", "total"};
   EXPECT(TC_PHASE_COUNT == sizeof expected / sizeof expected[0], "%d phases",
          (int)TC_PHASE_COUNT);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# inputs_modes.sh: the fused elasticity (run.inputs = fused: the trio's inputs
-# built on chip) gives the materialised path's results to rounding: every
-# /cells, /nodes and /element_matrices dataset within TOLERANCE
+# inputs_modes.sh: the fused products (run.inputs = fused: every kernel's
+# inputs built on chip, the elasticity trio in one product, the scalar
+# problem's six in another) give the materialised path's results to
+# rounding: every /cells, /nodes and /element_matrices dataset within TOLERANCE
 # (compare_results.py; both runs write their element matrices), and both
 # runs pass their checks; the fused run names FORM as the form of the fused
 # product that ran (host, pair, block, warp or fma), in its summary and its
@@ -16,7 +17,9 @@ for inputs in materialised fused; do
   run_or_skip "$inputs" run.inputs=$inputs output.element_matrices=true
   grep -q "inputs $inputs" "$inputs.log" || { echo "$inputs.log does not name run.inputs = $inputs"; exit 1; }
 done
-grep -q "fused_elasticity" fused.log || { echo "the fused run reports no fused_elasticity phase"; exit 1; }
+for phase in fused_diffusion fused_elasticity; do
+  grep -q "^$phase " fused.log || { echo "the fused run reports no $phase phase"; exit 1; }
+done
 grep -q "^fused elasticity (rank 0): $form:" fused.log ||
   { echo "the fused run does not name the $form form: $(grep -m1 '^fused elasticity' fused.log)"; exit 1; }
 grep -q "^  fused_form: \"$form:" fused.yaml || { echo "fused.yaml does not name the $form form"; exit 1; }
