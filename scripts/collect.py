@@ -32,6 +32,9 @@ KERNELS = [
     "DataFieldScalar", "DataFieldVector", "DataFieldTensor",
     "DataDataScalar", "DataDataVector", "DataDataTensor",
 ]
+# The contractions' phases and figures: the nine kernels, and the fused
+# products (run.inputs = fused) that run them with their inputs built on chip.
+CONTRACTIONS = KERNELS + ["fused_diffusion", "fused_elasticity"]
 LOOP_FIGURE = "assembly loop"
 # Phases of the run that are not kernels, drawn in the phase plot's left panel
 # ("total" is drawn thicker; "checks" and "output" are outside the loop).
@@ -114,7 +117,7 @@ def read_report(path):
         "steps": steps,
         "loop_s": cells * steps / cells_per_s,
         "cells_per_s": cells_per_s,
-        "gflops": {k: figures[k]["value"] for k in KERNELS if k in figures},
+        "gflops": {k: figures[k]["value"] for k in CONTRACTIONS if k in figures},
         "phases": phases,
         "verdict": str(report.get("verdict", "")),
     }
@@ -188,7 +191,7 @@ def write_csv(rows, path):
                "box", "cells", "cells_per_rank", "steps", "loop_s", "cells_per_s",
                "speedup", "efficiency", "verdict"]
     columns += [f"{p}_{s}_s" for p in phases for s in ("max", "avg")]
-    columns += [f"{k}_gflops" for k in KERNELS if any(k in r["gflops"] for r in rows)]
+    columns += [f"{k}_gflops" for k in CONTRACTIONS if any(k in r["gflops"] for r in rows)]
     columns.append("report")
     temporary = f"{path}.tmp.{os.getpid()}"  # renamed into place once whole
     with open(temporary, "w", newline="", encoding="utf-8") as stream:
@@ -199,7 +202,7 @@ def write_csv(rows, path):
             for p in phases:
                 for s in ("max", "avg"):
                     values[f"{p}_{s}_s"] = row["phases"].get(p, {}).get(f"{s}_s", "")
-            for k in KERNELS:
+            for k in CONTRACTIONS:
                 values[f"{k}_gflops"] = row["gflops"].get(k, "")
             writer.writerow([format_value(values[c]) for c in columns])
     os.replace(temporary, path)
@@ -246,7 +249,7 @@ def plot(series, study, directory):
     for key, members in series.items():
         first = members[0]
         figure, (left, right) = plt.subplots(1, 2, figsize=(12, 6), sharey=True)
-        for axis, names in ((left, RUN_PHASES), (right, KERNELS)):
+        for axis, names in ((left, RUN_PHASES), (right, CONTRACTIONS)):
             for name in names:
                 points = [(r["ranks"], r["phases"][name]["max_s"]) for r in members
                           if name in r["phases"] and r["phases"][name]["max_s"] > 0]
