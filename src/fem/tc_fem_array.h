@@ -35,4 +35,10 @@ static inline void tc_fem_store(void *output, tc_precision precision, int64_t of
     ((double *)output)[offset] = value;
 }
 
+/// The value as an array of the precision stores it (float: rounded to
+/// nearest), in double.
+static inline double tc_fem_rounded(double value, tc_precision precision) {
+  return precision == TC_FLOAT ? (double)(float)value : value;
+}
+
 #endif

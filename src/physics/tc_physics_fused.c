@@ -6,12 +6,8 @@
 
 #include <stdlib.h>
 
+#include "tc_fem_array.h"
 #include "tc_omp.h"
-
-/* The value as the run's precision stores it. */
-static double rounded(double value, tc_precision precision) {
-  return precision == TC_FLOAT ? (double)(float)value : value;
-}
 
 /* Rows of A (weighted stresses) and B (strains) at point q of cell c: rows
  * 3a+i of the basis, then row 3F of w_h; 9 values a row. */
@@ -33,8 +29,8 @@ static void point_rows(const tc_physics_batch *b, const tc_physics_fields *f, in
       tc_physics_stress_of_strain(f, eps, sigma);
       double *a_row = A + (a * 3 + i) * 9, *b_row = B + (a * 3 + i) * 9;
       for (int k = 0; k < 9; ++k) {
-        a_row[k] = rounded(dV * sigma[k], precision);
-        b_row[k] = rounded(eps[k], precision);
+        a_row[k] = tc_fem_rounded(dV * sigma[k], precision);
+        b_row[k] = tc_fem_rounded(eps[k], precision);
       }
     }
   }
@@ -42,16 +38,9 @@ static void point_rows(const tc_physics_batch *b, const tc_physics_fields *f, in
   tc_physics_symmetric_part(H, eps);
   tc_physics_stress_of_strain(f, eps, sigma);
   for (int k = 0; k < 9; ++k) {
-    A[3 * F * 9 + k] = rounded(dV * sigma[k], precision);
-    B[3 * F * 9 + k] = rounded(eps[k], precision);
+    A[3 * F * 9 + k] = tc_fem_rounded(dV * sigma[k], precision);
+    B[3 * F * 9 + k] = tc_fem_rounded(eps[k], precision);
   }
-}
-
-static void store(void *array, tc_precision precision, int64_t offset, double value) {
-  if (precision == TC_DOUBLE)
-    ((double *)array)[offset] = value;
-  else
-    ((float *)array)[offset] = (float)value;
 }
 
 /* What the threads of tc_physics_fused_elasticity share. */
@@ -93,14 +82,14 @@ static void fused_share(void *context, int thread, int threads) {
     if (outputs->stiffness)
       for (int64_t l = 0; l < N; ++l)
         for (int64_t r = 0; r < N; ++r)
-          store(outputs->stiffness, precision, left ? c + C * (l + N * r) : (c * N + l) * N + r,
-                acc[l * rows + r]);
+          tc_fem_store(outputs->stiffness, precision,
+                       left ? c + C * (l + N * r) : (c * N + l) * N + r, acc[l * rows + r]);
     if (outputs->internal_force)
       for (int64_t r = 0; r < N; ++r)
-        store(outputs->internal_force, precision, left ? c + C * r : c * N + r,
-              acc[N * rows + r]);
+        tc_fem_store(outputs->internal_force, precision, left ? c + C * r : c * N + r,
+                     acc[N * rows + r]);
     if (outputs->stress_strain)
-      store(outputs->stress_strain, precision, c, acc[N * rows + N]);
+      tc_fem_store(outputs->stress_strain, precision, c, acc[N * rows + N]);
   }
 }
 

@@ -7,19 +7,8 @@
 
 #include <stdlib.h>
 
+#include "tc_fem_array.h"
 #include "tc_omp.h"
-
-/* The value as the run's precision stores it. */
-static double rounded(double value, tc_precision precision) {
-  return precision == TC_FLOAT ? (double)(float)value : value;
-}
-
-static void store(void *array, tc_precision precision, int64_t offset, double value) {
-  if (precision == TC_DOUBLE)
-    ((double *)array)[offset] = value;
-  else
-    ((float *)array)[offset] = (float)value;
-}
 
 /* What the threads of tc_physics_fused_diffusion share. */
 typedef struct {
@@ -57,47 +46,47 @@ static void diffusion_share(void *context, int thread, int threads) {
         uh += u[a] * b->ref_values[a * P + q];
         for (int d = 0; d < 3; ++d) {
           guh[d] += u[a] * g[d];
-          weighted[a * 3 + d] = rounded(dV * g[d], pr);
+          weighted[a * 3 + d] = tc_fem_rounded(dV * g[d], pr);
         }
       }
-      const double wuh = rounded(dV * uh, pr);
+      const double wuh = tc_fem_rounded(dV * uh, pr);
       for (int64_t a = 0; a < F; ++a) {
-        const double wphi = rounded(dV * b->ref_values[a * P + q], pr);
+        const double wphi = tc_fem_rounded(dV * b->ref_values[a * P + q], pr);
         const double *wg = weighted + a * 3;
         for (int64_t r = 0; r < F; ++r) {
           const double *g = b->gradients + ((c * F + r) * P + q) * 3;
-          mass[a * F + r] += wphi * rounded(b->ref_values[r * P + q], pr);
+          mass[a * F + r] += wphi * tc_fem_rounded(b->ref_values[r * P + q], pr);
           double sum = stiffness[a * F + r];
           for (int d = 0; d < 3; ++d)
-            sum += wg[d] * rounded(g[d], pr);
+            sum += wg[d] * tc_fem_rounded(g[d], pr);
           stiffness[a * F + r] = sum;
         }
-        load[a] += wuh * rounded(b->ref_values[a * P + q], pr);
+        load[a] += wuh * tc_fem_rounded(b->ref_values[a * P + q], pr);
         for (int d = 0; d < 3; ++d)
-          flux[a] += rounded(t->fields->g[d], pr) * wg[d];
+          flux[a] += tc_fem_rounded(t->fields->g[d], pr) * wg[d];
       }
-      u2 += wuh * rounded(uh, pr);
+      u2 += wuh * tc_fem_rounded(uh, pr);
       for (int d = 0; d < 3; ++d)
-        grad_u2 += rounded(dV * guh[d], pr) * rounded(guh[d], pr);
+        grad_u2 += tc_fem_rounded(dV * guh[d], pr) * tc_fem_rounded(guh[d], pr);
     }
     for (int64_t a = 0; a < F; ++a) {
       for (int64_t r = 0; r < F; ++r) {
         const int64_t at = t->left ? c + C * (a + F * r) : (c * F + a) * F + r;
         if (out->mass)
-          store(out->mass, pr, at, mass[a * F + r]);
+          tc_fem_store(out->mass, pr, at, mass[a * F + r]);
         if (out->stiffness)
-          store(out->stiffness, pr, at, stiffness[a * F + r]);
+          tc_fem_store(out->stiffness, pr, at, stiffness[a * F + r]);
       }
       const int64_t at = t->left ? c + C * a : c * F + a;
       if (out->load)
-        store(out->load, pr, at, load[a]);
+        tc_fem_store(out->load, pr, at, load[a]);
       if (out->flux_load)
-        store(out->flux_load, pr, at, flux[a]);
+        tc_fem_store(out->flux_load, pr, at, flux[a]);
     }
     if (out->u2)
-      store(out->u2, pr, c, u2);
+      tc_fem_store(out->u2, pr, c, u2);
     if (out->grad_u2)
-      store(out->grad_u2, pr, c, grad_u2);
+      tc_fem_store(out->grad_u2, pr, c, grad_u2);
   }
 }
 
