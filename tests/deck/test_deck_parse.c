@@ -90,6 +90,17 @@ static void test_defaults(void) {
   EXPECT(tc_config_tolerance(&config) == 1e-9, "double tolerance");
   config.precision = TC_FLOAT;
   EXPECT(tc_config_tolerance(&config) == 1e-4, "float tolerance");
+  /* run.inputs = auto: fused on GPUs, unless run.variant names a variant. */
+  EXPECT(config.inputs == TC_INPUTS_AUTO && tc_config_inputs(&config) == TC_INPUTS_FUSED,
+         "auto inputs on cuda");
+  config.variant = TC_VARIANT_FLAT;
+  EXPECT(tc_config_inputs(&config) == TC_INPUTS_MATERIALISED, "auto inputs, a variant named");
+  config.inputs = TC_INPUTS_FUSED;
+  EXPECT(tc_config_inputs(&config) == TC_INPUTS_FUSED, "fused asked for");
+  config.inputs = TC_INPUTS_AUTO;
+  config.variant = TC_VARIANT_AUTO;
+  config.backend = TC_BACKEND_OPENMP;
+  EXPECT(tc_config_inputs(&config) == TC_INPUTS_MATERIALISED, "auto inputs on openmp");
 }
 
 static void test_good_deck(void) {
