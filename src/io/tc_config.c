@@ -230,8 +230,9 @@ static const option options[] = {
      "how the kernels get their inputs: materialised = built into memory, then contracted "
      "kernel by kernel; fused = built a few points at a time on chip and consumed there, the "
      "elasticity trio (the Tensor kernels) by one fused product and the other six by another; "
-     "auto = fused on the cuda backend (materialised where run.variant names a variant, so "
-     "that it runs), materialised on the CPU backends",
+     "auto = fused on the cuda backend (materialised where run.variant names a variant or "
+     "run.tuning a file, so that the library's variants run), materialised on the CPU "
+     "backends",
      ANY, &inputs_names, FIELD(inputs)},
     {"run", "probe", TYPE_BOOL, "false",
      "AUTO times the rule's variant against the vendor library's on the first batch and keeps "
@@ -987,11 +988,11 @@ tc_inputs_mode tc_config_inputs(const tc_config *config) {
   // and 1.4-1.9x (Q2, 32^3, 5 points) faster than the materialised inputs,
   // and on an H200 fusing the other six kernels too 1.45x more
   // (docs/measurements/mini-app-gpu.md); the CPU's fused products have not
-  // been made fast. A variant the deck names runs only on materialised
-  // inputs: the fused products are no variant of the library.
-  return config->backend == TC_BACKEND_CUDA && config->variant == TC_VARIANT_AUTO
-             ? TC_INPUTS_FUSED
-             : TC_INPUTS_MATERIALISED;
+  // been made fast. A variant the deck names, or a tuning file's, runs only
+  // on materialised inputs: the fused products are no variant of the library.
+  const bool library_asked = config->variant != TC_VARIANT_AUTO || tc_config_has_tuning(config);
+  return config->backend == TC_BACKEND_CUDA && !library_asked ? TC_INPUTS_FUSED
+                                                              : TC_INPUTS_MATERIALISED;
 }
 
 tc_exchange_mode tc_config_exchange(const tc_config *config) {

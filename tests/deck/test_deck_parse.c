@@ -99,6 +99,9 @@ static void test_defaults(void) {
   EXPECT(tc_config_inputs(&config) == TC_INPUTS_FUSED, "fused asked for");
   config.inputs = TC_INPUTS_AUTO;
   config.variant = TC_VARIANT_AUTO;
+  snprintf(config.tuning, sizeof config.tuning, "tuning.txt");
+  EXPECT(tc_config_inputs(&config) == TC_INPUTS_MATERIALISED, "auto inputs, a tuning file");
+  snprintf(config.tuning, sizeof config.tuning, "none");
   config.backend = TC_BACKEND_OPENMP;
   EXPECT(tc_config_inputs(&config) == TC_INPUTS_MATERIALISED, "auto inputs on openmp");
 }
