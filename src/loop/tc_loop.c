@@ -214,9 +214,7 @@ static tc_err loop_setup(tc_loop *loop, const tc_tuning *tuning) {
   loop->num_fields = loop->local->nodes_per_cell;
   TC_CALL(setup_basis(loop));
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
-    loop->fused[k] = config->kernels[k] && tc_config_inputs(config) == TC_INPUTS_FUSED &&
-                     tc_physics_kernel_fusable(k);
-    loop->any_fused = loop->any_fused || loop->fused[k];
+    loop->fused[k] = config->kernels[k] && tc_config_inputs(config) == TC_INPUTS_FUSED;
     if (loop->fused[k] && tc_physics_kernel_elastic(k))
       loop->fused_elasticity = true;
     else if (loop->fused[k])

@@ -88,8 +88,9 @@ int64_t tc_loop_num_fields(const tc_loop *loop);
 /// The variant each selected kernel runs (as resolved by the backend; after
 /// the first step, the one AUTO's first-call probe kept, where it probed).
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel);
-/// True if the kernel runs in the fused elasticity product (run.inputs =
-/// fused) rather than as a contraction of materialised inputs.
+/// True if the kernel runs in a fused product (run.inputs = fused: the fused
+/// diffusion kernels or the fused elasticity) rather than as a contraction of
+/// materialised inputs.
 bool tc_loop_kernel_fused(const tc_loop *loop, tc_kernel kernel);
 /// The form of the fused elasticity product the last batch ran, in words
 /// (tc_physics_fused.h; NULL where no kernel runs fused or none has run).

@@ -90,7 +90,7 @@ static tc_err host_create(tc_loop *loop) {
   TC_CALL(tc_loop_alloc_host(loop, &h->inverses, C * P * 9));
   TC_CALL(tc_loop_alloc_host(loop, &h->determinants, C * P));
   TC_CALL(tc_loop_alloc_host(loop, &h->measures, C * P));
-  if (loop->any_fused)
+  if (loop->fused_diffusion || loop->fused_elasticity)
     TC_CALL(tc_loop_alloc_host(loop, &h->gradients, C * F * P * 3));
   TC_CALL(tc_physics_builder_create(loop->input_needed, F, P, loop->layout, loop->precision,
                                     tc_physics_default_fields(), &h->builder));
@@ -198,7 +198,7 @@ static tc_physics_batch physics_batch(const tc_loop *loop, int64_t cells) {
  * the physical gradients the fused product reads. */
 static tc_err host_inputs(tc_loop *loop, int64_t cells) {
   host_state *h = loop->state;
-  if (loop->any_fused)
+  if (loop->fused_diffusion || loop->fused_elasticity)
     TC_CALL(tc_hgrad_gradients(cells, (int)loop->num_fields, loop->num_points,
                                loop->ref_gradients, h->inverses, NULL, TC_LAYOUT_RIGHT,
                                TC_DOUBLE, h->gradients));

@@ -31,9 +31,8 @@ struct tc_loop {
   tc_loop_results results;
   tc_variant variants[TC_KERNEL_COUNT]; /* resolved once, run for every batch */
   tc_choice choices[TC_KERNEL_COUNT];   /* where each came from (tc_contract_choose) */
-  bool fused[TC_KERNEL_COUNT]; ///< runs in the fused elasticity (run.inputs = fused)
+  bool fused[TC_KERNEL_COUNT]; ///< runs in a fused product (run.inputs = fused)
   bool probed[TC_KERNEL_COUNT]; ///< AUTO by the rules has run once (tc_contract's probe)
-  bool any_fused;
   bool fused_diffusion, fused_elasticity; ///< which fused products run (some kernel of each)
   const char *fused_form; ///< the fused product's form, in words (NULL: not run yet)
   double kernel_flops[TC_KERNEL_COUNT];

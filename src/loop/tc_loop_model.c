@@ -33,31 +33,19 @@ static tc_loop_cost geometry_cost(int64_t F, int64_t P) {
   return (tc_loop_cost){32.0 * F + 160.0 * P + 8.0, (double)P * (18.0 * F + 44.0)};
 }
 
-/* basis: writes every contraction input the selected kernels read (element
- * size of the run's precision) and reads the geometry it is built from (the
- * inverse Jacobians and measures at every point, the node coordinates); the
- * reference basis is the same for every cell and stays in cache. Flops as
- * the formulas are written (tc_physics.h), shared work counted once: the
- * physical gradients 15 per (node, point); per entry written, 1 for a
- * weighting by the measure, 2 for a strain entry (a half of a sum), 4 for a
- * weighted stress entry (lambda tr(eps) I + 2 mu eps, weighted) plus 3 per
- * tensor for the trace; interpolants of u and w 2 per node and entry, the
- * nodal values of u and w 6 per node and component. Nothing where no input
- * is built (every selected kernel runs fused). */
-static tc_loop_cost basis_cost(const tc_loop *loop) {
-  const double F = (double)loop->num_fields, P = (double)loop->num_points;
-  const bool *need = loop->input_needed;
-  const double element = (double)tc_precision_size(loop->precision);
-  bool any = false;
-  for (int i = 0; i < TC_INPUT_COUNT; ++i)
-    any = any || need[i];
-  if (!any)
-    return (tc_loop_cost){0.0, 0.0};
-  tc_loop_cost cost = {8.0 * (9.0 * P + P) + 24.0 * F, 0.0};
-  for (int i = 0; i < TC_INPUT_COUNT; ++i)
-    if (need[i])
-      cost.bytes += element * (double)tc_physics_input_count(i, 1, loop->num_fields,
-                                                             loop->num_points);
+/* Bytes of the geometry the inputs are built from, per cell: the inverse
+ * Jacobians and measures at every point and the node coordinates (the
+ * reference basis is the same for every cell and stays in cache). */
+static double geometry_read_bytes(double F, double P) { return 8.0 * (9.0 * P + P) + 24.0 * F; }
+
+/* Flops of building the inputs `need` marks, per cell, as the formulas are
+ * written (tc_physics.h), shared work counted once: the physical gradients
+ * 15 per (node, point); per entry, 1 for a weighting by the measure, 2 for
+ * a strain entry (a half of a sum), 4 for a weighted stress entry (lambda
+ * tr(eps) I + 2 mu eps, weighted) plus 3 per tensor for the trace;
+ * interpolants of u and w 2 per node and entry, the nodal values of u and w
+ * 6 per node and component. */
+static double build_flops(double F, double P, const bool need[TC_INPUT_COUNT]) {
   const bool gradients = need[TC_INPUT_GRADIENTS] || need[TC_INPUT_WEIGHTED_GRADIENTS] ||
                          need[TC_INPUT_STRAINS] || need[TC_INPUT_WEIGHTED_STRESSES] ||
                          need[TC_INPUT_GRADIENT_U] || need[TC_INPUT_WEIGHTED_GRADIENT_U] ||
@@ -81,7 +69,26 @@ static tc_loop_cost basis_cost(const tc_loop *loop) {
   flops += need[TC_INPUT_WEIGHTED_GRADIENT_U] ? 3.0 * P : 0.0;
   flops += strain_w ? 18.0 * F + P * (2.0 * F * 9.0 + 2.0 * 9.0) : 0.0;
   flops += need[TC_INPUT_WEIGHTED_STRESS_W] ? P * (4.0 * 9.0 + 3.0) : 0.0;
-  cost.flops = flops;
+  return flops;
+}
+
+/* basis: writes every contraction input the selected kernels read (element
+ * size of the run's precision), from the geometry; nothing where no input
+ * is built (every selected kernel runs fused). */
+static tc_loop_cost basis_cost(const tc_loop *loop) {
+  const double F = (double)loop->num_fields, P = (double)loop->num_points;
+  const bool *need = loop->input_needed;
+  const double element = (double)tc_precision_size(loop->precision);
+  bool any = false;
+  for (int i = 0; i < TC_INPUT_COUNT; ++i)
+    any = any || need[i];
+  if (!any)
+    return (tc_loop_cost){0.0, 0.0};
+  tc_loop_cost cost = {geometry_read_bytes(F, P), build_flops(F, P, need)};
+  for (int i = 0; i < TC_INPUT_COUNT; ++i)
+    if (need[i])
+      cost.bytes += element * (double)tc_physics_input_count(i, 1, loop->num_fields,
+                                                             loop->num_points);
   return cost;
 }
 
@@ -117,16 +124,20 @@ static tc_loop_cost assemble_cost(const tc_loop *loop) {
 
 /* fused_diffusion and fused_elasticity (run.inputs = fused): the kernels'
  * inputs are built next to their products and never stored, so what must
- * cross memory is the geometry they are built from (inverse Jacobians,
- * measures, node coordinates), read by each fused product, and the kernels'
- * outputs; the flops are those of the contractions plus building the
- * values they read (counted as in basis_cost): the physical gradients, u_h
- * and grad u_h and their weighted copies for the scalar problem's six; the
- * gradients and the strains and stresses of the basis and of w_h for the
- * elasticity trio. */
+ * cross memory is the geometry they are built from, read by each fused
+ * product, and the kernels' outputs; the flops are those of the
+ * contractions plus building every input of the product's kernels (as
+ * build_flops counts them; a product builds them all whichever of its
+ * kernels are selected): the physical gradients, u_h and grad u_h and their
+ * weighted copies for the scalar problem's six; the gradients and the
+ * strains and stresses of the basis and of w_h for the elasticity trio. */
 static tc_loop_cost fused_cost(const tc_loop *loop, bool elastic) {
   const double F = (double)loop->num_fields, P = (double)loop->num_points;
-  tc_loop_cost cost = {8.0 * (9.0 * P + P) + 24.0 * F, 0.0};
+  bool built[TC_INPUT_COUNT] = {false};
+  for (int k = 0; k < TC_KERNEL_COUNT; ++k)
+    if (tc_physics_kernel_elastic(k) == elastic)
+      built[tc_physics_left_input(k)] = built[tc_physics_right_input(k)] = true;
+  tc_loop_cost cost = {geometry_read_bytes(F, P), 0.0};
   bool any = false;
   for (int k = 0; k < TC_KERNEL_COUNT; ++k) {
     if (!loop->fused[k] || tc_physics_kernel_elastic(k) != elastic)
@@ -139,13 +150,7 @@ static tc_loop_cost fused_cost(const tc_loop *loop, bool elastic) {
   }
   if (!any)
     return (tc_loop_cost){0.0, 0.0};
-  if (!elastic) {
-    cost.flops += 15.0 * F * P + F * P + 3.0 * F * P + 6.0 * F + 2.0 * F * P + P +
-                  2.0 * F * 3.0 * P + 3.0 * P;
-    return cost;
-  }
-  cost.flops += 15.0 * F * P + 2.0 * 27.0 * F * P + 3.0 * F * P * (4.0 * 9.0 + 3.0) +
-                18.0 * F + P * (2.0 * F * 9.0 + 2.0 * 9.0) + P * (4.0 * 9.0 + 3.0);
+  cost.flops += build_flops(F, P, built);
   return cost;
 }
 

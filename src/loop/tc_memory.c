@@ -37,7 +37,7 @@ static double batch_bytes_per_cell(const tc_config *config, int64_t fields, int6
   for (int k = 0; k < TC_KERNEL_COUNT; ++k)
     if (config->kernels[k]) {
       /* A fused kernel builds its inputs on chip (run.inputs = fused). */
-      if (tc_config_inputs(config) != TC_INPUTS_FUSED || !tc_physics_kernel_fusable(k))
+      if (tc_config_inputs(config) != TC_INPUTS_FUSED)
         needed[tc_physics_left_input(k)] = needed[tc_physics_right_input(k)] = true;
       tc_contraction shape =
           tc_physics_contraction(k, 1, fields, points, TC_LAYOUT_RIGHT, config->precision);

@@ -44,7 +44,6 @@ tc_physics_input tc_physics_left_input(tc_kernel kernel) { return kernel_table[k
 tc_physics_input tc_physics_right_input(tc_kernel kernel) { return kernel_table[kernel].right; }
 const char *tc_physics_kernel_role(tc_kernel kernel) { return kernel_table[kernel].role; }
 int tc_physics_kernel_components(tc_kernel kernel) { return kernel_table[kernel].components; }
-bool tc_physics_kernel_fusable(tc_kernel kernel) { return kernel < TC_KERNEL_COUNT; }
 bool tc_physics_kernel_elastic(tc_kernel kernel) {
   return kernel == TC_FIELD_FIELD_TENSOR || kernel == TC_DATA_FIELD_TENSOR ||
          kernel == TC_DATA_DATA_TENSOR;

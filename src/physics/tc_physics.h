@@ -40,12 +40,10 @@ tc_physics_input tc_physics_left_input(tc_kernel kernel);
 tc_physics_input tc_physics_right_input(tc_kernel kernel);
 /// "mass matrix", "diffusion stiffness", ... (for the report).
 const char *tc_physics_kernel_role(tc_kernel kernel);
-/// True for every kernel: tc_physics_fused runs each with its inputs built on
-/// chip, the elasticity trio (FieldFieldTensor, DataFieldTensor,
-/// DataDataTensor: tc_physics_kernel_elastic) in one product, the scalar
-/// problem's six in another (the fused diffusion kernels).
-bool tc_physics_kernel_fusable(tc_kernel kernel);
-/// True for the elasticity trio, the kernels of rank-2 (tensor) data.
+/// True for the elasticity trio (FieldFieldTensor, DataFieldTensor,
+/// DataDataTensor), the kernels of rank-2 (tensor) data. tc_physics_fused
+/// runs every kernel with its inputs built on chip: these three in one
+/// product, the scalar problem's six in another (the fused diffusion kernels).
 bool tc_physics_kernel_elastic(tc_kernel kernel);
 /// Components per node of the kernel's assembled result: 1 (scalar element)
 /// or 3 (elasticity); 0 for DataData kernels (cell integrals).
