@@ -1,8 +1,8 @@
-/* fused_cuda_common: what the GPU forms of the fused elasticity share (see
- * tc_physics_fused_cuda.cu): a basis function's physical gradient from a
- * parked inverse Jacobian, a cell's geometry parked in shared memory, and
- * where an entry of the stacked product goes among the trio's outputs.
- * Private to tc_physics_fused_cuda.cu. */
+/* fused_cuda_common: what the GPU fused products share (see
+ * tc_physics_fused_cuda.cu and tc_physics_fused_diffusion_cuda.cu): a basis
+ * function's physical gradient from an inverse Jacobian, a cell's geometry
+ * parked in shared memory, and where an entry of the elasticity's stacked
+ * product goes among the trio's outputs. Private to the physics module. */
 #ifndef TC_FUSED_CUDA_COMMON_CUH
 #define TC_FUSED_CUDA_COMMON_CUH
 
@@ -17,7 +17,8 @@ extern "C" {
 namespace tc_fused {
 
 /// J^{-T} grad_ref phi_a at point q (HGRADtransformGRAD), as tc_physics_cuda's
-/// physical_gradient, from the cell's inverse Jacobians in shared memory.
+/// physical_gradient, from the cell's inverse Jacobian at q (in shared memory
+/// or registers) and phi_a's reference gradient there.
 __device__ inline void basis_gradient(const double *inverse, const double *ref,
                                       double out[3]) {
   for (int i = 0; i < 3; ++i)

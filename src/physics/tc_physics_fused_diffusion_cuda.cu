@@ -20,6 +20,7 @@ extern "C" {
 #include "tc_physics_fused.h"
 }
 
+#include "fused_cuda_common.cuh"
 #include "tc_cuda_limits.cuh"
 
 namespace {
@@ -89,13 +90,13 @@ __global__ void __launch_bounds__(kThreads)
           const double *r = g.ref_gradients + (b * P + q) * 3;
           const double ub = nodal_u[b * G + pc];
           uh += ub * g.ref_values[b * P + q];
+          double grad[3];
+          tc_fused::basis_gradient(inverse, r, grad);
           for (int i = 0; i < 3; ++i) {
-            const double grad =
-                inverse[0 * 3 + i] * r[0] + inverse[1 * 3 + i] * r[1] + inverse[2 * 3 + i] * r[2];
-            gradients[((b * kChunk + qq) * 3 + i) * G + pc] = grad;
+            gradients[((b * kChunk + qq) * 3 + i) * G + pc] = grad[i];
             if constexpr (kSingle)
-              rounded_gradients[((b * kChunk + qq) * 3 + i) * G + pc] = (Real)grad;
-            guh[i] += ub * grad;
+              rounded_gradients[((b * kChunk + qq) * 3 + i) * G + pc] = (Real)grad[i];
+            guh[i] += ub * grad[i];
           }
         }
         measures[qq * G + pc] = g.measures[q * S + cc];
