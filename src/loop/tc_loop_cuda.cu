@@ -121,12 +121,13 @@ struct tc_loop_cuda {
   /// none, or it failed).
   tc_geometry_cuda_batch batches[kMaxLanes];
   /// Batches in flight: the lanes, the current one, their streams (streams[0]
-  /// is `stream`); events: the step's start, each lane's end, the last
-  /// batch's gathers (and whether a batch of this step recorded it).
+  /// is `stream`), and the gathers' own stream, of the device's highest
+  /// priority; events: the step's start, each lane's end, a batch's
+  /// contractions done (the gathers wait for it) and its gathers done (its
+  /// lane waits for it before the next batch overwrites its outputs).
   int lanes, lane;
-  cudaStream_t streams[kMaxLanes];
-  cudaEvent_t forked, joined[kMaxLanes], assembled;
-  bool assembled_pending;
+  cudaStream_t streams[kMaxLanes], gathers;
+  cudaEvent_t forked, joined[kMaxLanes], computed, gathered;
   double *ref_values, *ref_gradients, *weights;
   /// Inverted-cell flags, one device int per batch (set by the geometry
   /// where some det J <= 0, cleared by the check), and their host copy.
@@ -278,8 +279,11 @@ extern "C" void tc_loop_cuda_destroy(tc_loop_cuda **loop) {
       cudaEventDestroy(event);
   if (l->forked)
     cudaEventDestroy(l->forked);
-  if (l->assembled)
-    cudaEventDestroy(l->assembled);
+  for (cudaEvent_t event : {l->computed, l->gathered})
+    if (event)
+      cudaEventDestroy(event);
+  if (l->gathers)
+    cudaStreamDestroy(l->gathers);
   device_free(&l->inverted);
   free(l->inverted_host);
   for (double *&result : l->results)
@@ -295,7 +299,11 @@ extern "C" tc_err tc_loop_cuda_set_lanes(tc_loop_cuda *loop, int lanes) {
   if (lanes == 1)
     return TC_SUCCESS;
   TC_CUDA_CALL(cudaEventCreateWithFlags(&l->forked, cudaEventDisableTiming));
-  TC_CUDA_CALL(cudaEventCreateWithFlags(&l->assembled, cudaEventDisableTiming));
+  TC_CUDA_CALL(cudaEventCreateWithFlags(&l->computed, cudaEventDisableTiming));
+  TC_CUDA_CALL(cudaEventCreateWithFlags(&l->gathered, cudaEventDisableTiming));
+  int least = 0, greatest = 0;
+  TC_CUDA_CALL(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  TC_CUDA_CALL(cudaStreamCreateWithPriority(&l->gathers, cudaStreamNonBlocking, greatest));
   for (int lane = 1; lane < lanes; ++lane) {
     TC_CUDA_CALL(cudaStreamCreateWithFlags(&l->streams[lane], cudaStreamNonBlocking));
     TC_CUDA_CALL(cudaEventCreateWithFlags(&l->joined[lane], cudaEventDisableTiming));
@@ -319,12 +327,12 @@ extern "C" int tc_loop_cuda_lanes_to_fill(int64_t batch_cells, int64_t items_per
 extern "C" tc_err tc_loop_cuda_begin_batches(tc_loop_cuda *loop) {
   tc_loop_cuda *l = loop;
   l->lane = 0;
-  l->assembled_pending = false;
   if (l->lanes == 1)
     return TC_SUCCESS;
   TC_CUDA_CALL(cudaEventRecord(l->forked, l->stream));
   for (int lane = 1; lane < l->lanes; ++lane)
     TC_CUDA_CALL(cudaStreamWaitEvent(l->streams[lane], l->forked, 0));
+  TC_CUDA_CALL(cudaStreamWaitEvent(l->gathers, l->forked, 0));
   return TC_SUCCESS;
 }
 
@@ -338,10 +346,14 @@ extern "C" tc_err tc_loop_cuda_use_lane(tc_loop_cuda *loop, int lane) {
 extern "C" tc_err tc_loop_cuda_end_batches(tc_loop_cuda *loop) {
   tc_loop_cuda *l = loop;
   l->lane = 0;
+  if (l->lanes == 1)
+    return TC_SUCCESS;
   for (int lane = 1; lane < l->lanes; ++lane) {
     TC_CUDA_CALL(cudaEventRecord(l->joined[lane], l->streams[lane]));
     TC_CUDA_CALL(cudaStreamWaitEvent(l->stream, l->joined[lane], 0));
   }
+  TC_CUDA_CALL(cudaEventRecord(l->gathered, l->gathers));
+  TC_CUDA_CALL(cudaStreamWaitEvent(l->stream, l->gathered, 0));
   return TC_SUCCESS;
 }
 
@@ -458,19 +470,20 @@ extern "C" tc_err tc_loop_cuda_assemble(tc_loop_cuda *loop, int64_t begin, int64
       g.kind = TC_GATHER_VECTORS;
     }
   }
-  /* With batches in flight: after the batch before's gathers, on whichever
-   * lane, so that each entry takes its cells in ascending order. The first
-   * batch of a step waits for nothing: begin_batches ordered it after the
-   * step before (and an event of another step may not be waited on while a
-   * CUDA graph of this one is recorded). */
-  const cudaStream_t queue = lane_stream(loop);
-  if (loop->lanes > 1 && loop->assembled_pending)
-    TC_CUDA_CALL(cudaStreamWaitEvent(queue, loop->assembled, 0));
-  TC_CALL(tc_assembly_cuda_gather(loop->assembly, count, gathers, queue));
-  if (loop->lanes > 1) {
-    TC_CUDA_CALL(cudaEventRecord(loop->assembled, queue));
-    loop->assembled_pending = true;
-  }
+  if (loop->lanes == 1)
+    return tc_assembly_cuda_gather(loop->assembly, count, gathers, loop->stream);
+  /* With batches in flight the gathers run in batch order on a stream of
+   * their own, so that each entry takes its cells in ascending order; the
+   * stream has the device's highest priority, so that the chain of gathers,
+   * each of which waits for the one before, takes the multiprocessors that
+   * free up ahead of the lanes' queued contractions. The lane waits for its
+   * batch's gathers before its next batch overwrites the outputs. */
+  const cudaStream_t lane = lane_stream(loop);
+  TC_CUDA_CALL(cudaEventRecord(loop->computed, lane));
+  TC_CUDA_CALL(cudaStreamWaitEvent(loop->gathers, loop->computed, 0));
+  TC_CALL(tc_assembly_cuda_gather(loop->assembly, count, gathers, loop->gathers));
+  TC_CUDA_CALL(cudaEventRecord(loop->gathered, loop->gathers));
+  TC_CUDA_CALL(cudaStreamWaitEvent(lane, loop->gathered, 0));
   return TC_SUCCESS;
 }
 
