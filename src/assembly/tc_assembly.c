@@ -26,6 +26,7 @@ struct tc_assembly {
   tc_csr scalar;  ///< one dof per node
   tc_csr vector;  ///< three dofs per node
   uint16_t *link_positions; ///< tc_assembly_link_positions
+  uint16_t *diagonal_positions; ///< tc_assembly_diagonal_positions
   int64_t plan_cells;       ///< cells per planned batch (0: no plan)
   int64_t *plan_offsets;    ///< [batches + 1] a batch's range of plan_nodes
   touched_node *plan_nodes; ///< the nodes of each batch, ascending
@@ -173,6 +174,19 @@ static tc_err build_link_positions(const tc_mesh_local *mesh, const tc_csr *scal
   return TC_SUCCESS;
 }
 
+/* Each node's position in its own scalar row (0 for a node of no cell, whose
+ * row is empty). */
+static tc_err build_diagonal_positions(const tc_csr *scalar, uint16_t **positions) {
+  TC_CALLOC(*positions, scalar->num_rows > 0 ? scalar->num_rows : 1);
+  uint16_t *out = *positions;
+#pragma omp parallel for schedule(static)
+  for (int64_t n = 0; n < scalar->num_rows; ++n) {
+    const int64_t begin = scalar->row_offsets[n], end = scalar->row_offsets[n + 1];
+    out[n] = end > begin ? (uint16_t)(find_column(scalar->columns, begin, end, n) - begin) : 0;
+  }
+  return TC_SUCCESS;
+}
+
 static void csr_free(tc_csr *csr) {
   free(csr->row_offsets);
   free(csr->columns);
@@ -188,6 +202,8 @@ tc_err tc_assembly_create(const tc_mesh *mesh, tc_assembly **assembly) {
     err = expand_graph(&created->scalar, 3, &created->vector);
   if (err == TC_SUCCESS)
     err = build_link_positions(created->mesh, &created->scalar, &created->link_positions);
+  if (err == TC_SUCCESS)
+    err = build_diagonal_positions(&created->scalar, &created->diagonal_positions);
   if (err != TC_SUCCESS) {
     tc_assembly_destroy(&created);
     return err;
@@ -202,6 +218,7 @@ void tc_assembly_destroy(tc_assembly **assembly) {
   csr_free(&(*assembly)->scalar);
   csr_free(&(*assembly)->vector);
   free((*assembly)->link_positions);
+  free((*assembly)->diagonal_positions);
   free((*assembly)->plan_offsets);
   free((*assembly)->plan_nodes);
   free(*assembly);
@@ -210,6 +227,10 @@ void tc_assembly_destroy(tc_assembly **assembly) {
 
 const tc_csr *tc_assembly_graph(const tc_assembly *assembly, int components) {
   return components == 1 ? &assembly->scalar : &assembly->vector;
+}
+
+const uint16_t *tc_assembly_diagonal_positions(const tc_assembly *assembly) {
+  return assembly->diagonal_positions;
 }
 
 const uint16_t *tc_assembly_link_positions(const tc_assembly *assembly) {
@@ -462,17 +483,19 @@ void tc_assembly_row_sums_and_diagonal(const tc_assembly *assembly, int componen
                                        const double *values, double *row_sums,
                                        double *diagonal) {
   const tc_csr *csr = tc_assembly_graph(assembly, components);
+  const uint16_t *positions = assembly->diagonal_positions;
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < csr->num_rows; ++row) {
-    double sum = 0.0, on_diagonal = 0.0;
-    for (int64_t e = csr->row_offsets[row]; e < csr->row_offsets[row + 1]; ++e) {
-      sum += values[e];
-      if (csr->columns[e] == row)
-        on_diagonal = values[e];
-    }
-    if (row_sums)
+    const int64_t begin = csr->row_offsets[row], end = csr->row_offsets[row + 1];
+    if (row_sums) {
+      double sum = 0.0;
+      for (int64_t e = begin; e < end; ++e)
+        sum += values[e];
       row_sums[row] = sum;
+    }
     if (diagonal)
-      diagonal[row] = on_diagonal;
+      diagonal[row] = end > begin ? values[tc_assembly_diagonal_entry(csr, positions, components,
+                                                                      row)]
+                                  : 0.0;
   }
 }

@@ -40,6 +40,20 @@ const tc_csr *tc_assembly_graph(const tc_assembly *assembly, int components);
 /// at row_offsets[n * components + i] + position * components + j.
 const uint16_t *tc_assembly_link_positions(const tc_assembly *assembly);
 
+/// Each node's position in its own scalar row: the diagonal entry of row
+/// (n, i) of a matrix of `components` per node is at row_offsets[n *
+/// components + i] + position * components + i (tc_assembly_diagonal_entry),
+/// so that a diagonal is read without its row's columns.
+const uint16_t *tc_assembly_diagonal_positions(const tc_assembly *assembly);
+
+/// The entry of `csr` (the graph of `components` per node) on the diagonal
+/// of a non-empty `row`, from tc_assembly_diagonal_positions.
+static inline int64_t tc_assembly_diagonal_entry(const tc_csr *csr, const uint16_t *positions,
+                                                 int components, int64_t row) {
+  return csr->row_offsets[row] + (int64_t)positions[row / components] * components +
+         row % components;
+}
+
 /// Prepares the gather of batches of batch_cells consecutive cells (batch b
 /// holds cells [b * batch_cells, (b + 1) * batch_cells), the last one the
 /// rest): the nodes each batch touches, each with the range of its links to
@@ -77,7 +91,9 @@ void tc_assembly_multiply(const tc_assembly *assembly, int components, const dou
                           const double *x, double *y);
 
 /// Row sums (lumped matrix) and diagonal of the rank-local matrix `values`,
-/// into [num_nodes][components] vectors (either may be NULL).
+/// into [num_nodes][components] vectors (either may be NULL). A row's sum
+/// adds its entries in order; its diagonal is read at its position, not
+/// searched for.
 void tc_assembly_row_sums_and_diagonal(const tc_assembly *assembly, int components,
                                        const double *values, double *row_sums,
                                        double *diagonal);

@@ -52,7 +52,8 @@ void tc_assembly_cuda_destroy(tc_assembly_cuda **assembly);
 
 /// The device copy of the mesh's cell nodes, [num_cells][nodes_per_cell].
 const int64_t *tc_assembly_cuda_cell_nodes(const tc_assembly_cuda *assembly);
-/// The device CSR structure for `components` (1 or 3) per node.
+/// The device CSR structure for `components` (1 or 3) per node: its row
+/// offsets (columns NULL: no kernel reads them).
 const tc_csr *tc_assembly_cuda_graph(const tc_assembly_cuda *assembly, int components);
 
 /// Gathers the element outputs of batches (block.data in device memory; a
