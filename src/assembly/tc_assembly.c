@@ -112,23 +112,20 @@ static tc_err build_scalar_graph(const tc_mesh_local *mesh, tc_csr *csr) {
   return TC_SUCCESS;
 }
 
-/* Expands the node graph to `components` dofs per node, each node block dense. */
+/* Expands the node graph to `components` dofs per node, each node block
+ * dense: the row offsets only (the columns follow from the node graph's,
+ * tc_assembly.h). */
 static tc_err expand_graph(const tc_csr *nodes, int components, tc_csr *csr) {
   csr->num_rows = nodes->num_rows * components;
   csr->num_entries = nodes->num_entries * components * components;
+  csr->columns = NULL;
   TC_CALLOC(csr->row_offsets, csr->num_rows + 1);
-  TC_CALLOC(csr->columns, csr->num_entries);
 #pragma omp parallel for schedule(static)
   for (int64_t n = 0; n < nodes->num_rows; ++n) {
     int64_t begin = nodes->row_offsets[n], length = nodes->row_offsets[n + 1] - begin;
-    for (int i = 0; i < components; ++i) {
-      int64_t row = n * components + i;
-      int64_t offset = begin * components * components + i * length * components;
-      csr->row_offsets[row] = offset;
-      for (int64_t e = 0; e < length; ++e)
-        for (int j = 0; j < components; ++j)
-          csr->columns[offset + e * components + j] = nodes->columns[begin + e] * components + j;
-    }
+    for (int i = 0; i < components; ++i)
+      csr->row_offsets[n * components + i] =
+          begin * components * components + i * length * components;
   }
   csr->row_offsets[csr->num_rows] = csr->num_entries;
   return TC_SUCCESS;
@@ -470,11 +467,17 @@ tc_err tc_assembly_add_vectors(const tc_assembly *assembly, int components,
 void tc_assembly_multiply(const tc_assembly *assembly, int components, const double *values,
                           const double *x, double *y) {
   const tc_csr *csr = tc_assembly_graph(assembly, components);
+  const tc_csr *nodes = &assembly->scalar;
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < csr->num_rows; ++row) {
+    /* entry k * components + j of the row: node nodes->columns[first + k], component j */
+    const int64_t first = nodes->row_offsets[row / components],
+                  length = nodes->row_offsets[row / components + 1] - first;
+    const double *entries = values + csr->row_offsets[row];
     double sum = 0.0;
-    for (int64_t e = csr->row_offsets[row]; e < csr->row_offsets[row + 1]; ++e)
-      sum += values[e] * x[csr->columns[e]];
+    for (int64_t k = 0; k < length; ++k)
+      for (int j = 0; j < components; ++j)
+        sum += entries[k * components + j] * x[nodes->columns[first + k] * components + j];
     y[row] = sum;
   }
 }

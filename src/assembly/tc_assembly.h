@@ -29,7 +29,11 @@ typedef struct tc_assembly tc_assembly;
 tc_err tc_assembly_create(const tc_mesh *mesh, tc_assembly **assembly);
 void tc_assembly_destroy(tc_assembly **assembly);
 
-/// The CSR structure for a field of `components` (1 or 3) per node.
+/// The CSR structure for a field of `components` (1 or 3) per node. Only
+/// the node graph (1 component) stores its columns: with 3, columns is NULL
+/// and entry k * 3 + j of row (n, i) is node graph entry k of row n,
+/// component j (column 3 * columns[row_offsets[n] + k] + j of the node
+/// graph's arrays), which spares a 128^3 Q1 box 4.2 GB of columns.
 const tc_csr *tc_assembly_graph(const tc_assembly *assembly, int components);
 
 /// Where each cell's entries land in a node's rows, so that the gather needs

@@ -178,16 +178,22 @@ static tc_err global_product(const check_context *ctx, int components, const dou
 static tc_err difference_product(const check_context *ctx, int components, const double *matrix,
                                  const double *x, double *y, double *magnitude) {
   const tc_csr *graph = tc_assembly_graph(tc_loop_assembly(ctx->loop), components);
+  const tc_csr *nodes = tc_assembly_graph(tc_loop_assembly(ctx->loop), 1);
   for (int64_t row = 0; row < graph->num_rows; ++row) {
-    const int64_t node = row / components;
+    /* entry k * components + j of the row: node nodes->columns[first + k],
+     * component j (tc_assembly_graph) */
+    const int64_t node = row / components, first = nodes->row_offsets[node],
+                  length = nodes->row_offsets[node + 1] - first;
+    const double *entries = matrix + graph->row_offsets[row];
     double sum = 0.0, size = 0.0;
-    for (int64_t e = graph->row_offsets[row]; e < graph->row_offsets[row + 1]; ++e) {
-      const int64_t column = graph->columns[e];
-      const double term =
-          matrix[e] * (x[column] - x[node * components + column % components]);
-      sum += term;
-      size += fabs(term);
-    }
+    for (int64_t k = 0; k < length; ++k)
+      for (int j = 0; j < components; ++j) {
+        const double term = entries[k * components + j] *
+                            (x[nodes->columns[first + k] * components + j] -
+                             x[node * components + j]);
+        sum += term;
+        size += fabs(term);
+      }
     y[row] = sum;
     if (magnitude)
       magnitude[row] = size;
