@@ -70,8 +70,12 @@ tc_memory_estimate tc_memory_estimate_rank(const tc_config *config, int num_rank
   /* Coordinates, global id, owner, node-cell offsets; cell id, cell-node
    * map, node-cell map and slots. */
   e.mesh = nodes * (24 + 8 + 4 + 8) + cells * (8 + fields * (8 + 8 + 4));
-  /* the node graph (offsets, columns, diagonal positions), the 3-dof graph's offsets */
-  e.graphs = (nodes + 1) * 8 + couplings * 8 + nodes * 2 + (3 * nodes + 1) * 8;
+  /* The node graph (offsets, columns, diagonal positions), the 3-dof graph's
+   * offsets, each link's positions in its node's row (F a link, F links a
+   * cell), and the gather's plan (a node's entry in each batch it is in, 24
+   * bytes, with a scratch word a node while it is made). */
+  e.graphs = (nodes + 1) * 8 + couplings * 8 + nodes * 2 + (3 * nodes + 1) * 8 +
+             cells * fields * fields * 2 + nodes * 32;
   e.results =
       cells * 8 /* volumes */ + (k[TC_FIELD_FIELD_SCALAR] ? couplings * 8 + nodes * 8 : 0) +
       (k[TC_FIELD_FIELD_VECTOR] ? couplings * 8 + nodes * 8 : 0) +
