@@ -37,32 +37,57 @@ using tc_cuda_memory::device_alloc;
 using tc_cuda_memory::device_free;
 using tc_cuda_memory::upload;
 
-/// send[e][at + c] = values[neighbor_nodes[e]][c] (entries of `width`
-/// words, this field's components from word `at`).
-__global__ void pack_kernel(const double *__restrict__ values,
-                            const int64_t *__restrict__ neighbor_nodes, int64_t entries,
-                            int components, int width, int at, double *__restrict__ send) {
-  for (int64_t t = first_item(); t < entries * components; t += item_stride()) {
-    const int64_t e = t / components;
-    const int c = (int)(t - e * components);
-    send[e * width + at + c] = values[neighbor_nodes[e] * components + c];
+/// Most fields one exchange packs (tc_exchange_cuda_sum_fields).
+constexpr int kMostFields = 8;
+
+/// The fields of one exchange, passed to the kernels by value: field f's
+/// values ([num_nodes][components[f]]) are words at[f].. of a packed entry
+/// of `width` words.
+struct field_list {
+  double *values[kMostFields];
+  int components[kMostFields], at[kMostFields];
+  int count, width;
+  /// The field of word w of an entry, and w's component in it.
+  __device__ int field_of(int w, int *component) const {
+    int f = 0;
+    while (f + 1 < count && w >= at[f + 1])
+      ++f;
+    *component = w - at[f];
+    return f;
+  }
+};
+
+/// send[e][w] = word w of node neighbor_nodes[e]'s packed fields: every
+/// field in one launch (launched one a field, the exchange's launches took
+/// as long as its copies).
+__global__ void pack_kernel(const field_list fields, const int64_t *__restrict__ neighbor_nodes,
+                            int64_t entries, double *__restrict__ send) {
+  const int width = fields.width;
+  for (int64_t t = first_item(); t < entries * width; t += item_stride()) {
+    const int64_t e = t / width;
+    int c = 0;
+    const int f = fields.field_of((int)(t - e * width), &c);
+    send[t] = fields.values[f][neighbor_nodes[e] * fields.components[f] + c];
   }
 }
 
-/// Shared node s's component c becomes the sum of its terms, in the plan's
+/// Each shared node's word becomes the sum of its terms, in the plan's
 /// order: -1 its own value, t >= 0 received entry t (tc_mesh_sum_shared).
-__global__ void sum_kernel(double *__restrict__ values, const int64_t *__restrict__ shared_nodes,
+__global__ void sum_kernel(const field_list fields, const int64_t *__restrict__ shared_nodes,
                            const int64_t *__restrict__ term_offsets,
-                           const int64_t *__restrict__ terms, int64_t num_shared, int components,
-                           int width, int at, const double *__restrict__ receive) {
-  for (int64_t t = first_item(); t < num_shared * components; t += item_stride()) {
-    const int64_t s = t / components;
-    const int c = (int)(t - s * components);
-    double *own = &values[shared_nodes[s] * components + c];
+                           const int64_t *__restrict__ terms, int64_t num_shared,
+                           const double *__restrict__ receive) {
+  const int width = fields.width;
+  for (int64_t t = first_item(); t < num_shared * width; t += item_stride()) {
+    const int64_t s = t / width;
+    const int w = (int)(t - s * width);
+    int c = 0;
+    const int f = fields.field_of(w, &c);
+    double *own = &fields.values[f][shared_nodes[s] * fields.components[f] + c];
     const int64_t first = term_offsets[s], last = term_offsets[s + 1];
-    double total = terms[first] < 0 ? *own : receive[terms[first] * width + at + c];
+    double total = terms[first] < 0 ? *own : receive[terms[first] * width + w];
     for (int64_t k = first + 1; k < last; ++k)
-      total += terms[k] < 0 ? *own : receive[terms[k] * width + at + c];
+      total += terms[k] < 0 ? *own : receive[terms[k] * width + w];
     *own = total;
   }
 }
@@ -88,11 +113,10 @@ tc_err allocate(tc_exchange_cuda *x, const tc_mesh_exchange_plan &plan) {
 
 /// Packs the fields on the device and brings the packed values to where MPI
 /// reads them.
-tc_err pack(tc_exchange_cuda *x, int count, double *const values[], const int components[],
-            int width) {
-  for (int f = 0, at = 0; f < count; at += components[f], ++f)
-    TC_LAUNCH(pack_kernel, x->entries * components[f], x->stream, values[f], x->neighbor_nodes,
-              x->entries, components[f], width, at, x->send);
+tc_err pack(tc_exchange_cuda *x, const field_list &fields) {
+  const int width = fields.width;
+  TC_LAUNCH(pack_kernel, x->entries * width, x->stream, fields, x->neighbor_nodes, x->entries,
+            x->send);
   const int64_t items = x->entries * width;
   if (items > 0) {
     if (!x->gpu_aware)
@@ -104,15 +128,13 @@ tc_err pack(tc_exchange_cuda *x, int count, double *const values[], const int co
 }
 
 /// Brings the received values to the device and sums them into the fields.
-tc_err sum_in(tc_exchange_cuda *x, int count, double *const values[], const int components[],
-              int width) {
+tc_err sum_in(tc_exchange_cuda *x, const field_list &fields) {
   if (!x->gpu_aware && x->entries > 0)
     TC_CUDA_CALL(cudaMemcpyAsync(x->receive, x->host_receive,
-                                 (size_t)(x->entries * width) * sizeof(double),
+                                 (size_t)(x->entries * fields.width) * sizeof(double),
                                  cudaMemcpyHostToDevice, x->stream));
-  for (int f = 0, at = 0; f < count; at += components[f], ++f)
-    TC_LAUNCH(sum_kernel, x->num_shared * components[f], x->stream, values[f], x->shared_nodes,
-              x->term_offsets, x->terms, x->num_shared, components[f], width, at, x->receive);
+  TC_LAUNCH(sum_kernel, x->num_shared * fields.width, x->stream, fields, x->shared_nodes,
+            x->term_offsets, x->terms, x->num_shared, x->receive);
   return TC_SUCCESS;
 }
 
@@ -162,22 +184,31 @@ extern "C" tc_err tc_exchange_cuda_sum_fields(tc_exchange_cuda *exchange, int co
                                               double *const device_values[],
                                               const int components[]) {
   tc_exchange_cuda *x = exchange;
-  int width = 0;
-  tc_err err = TC_SUCCESS;
+  field_list fields = {};
+  tc_err err = count >= 0 && count <= kMostFields
+                   ? TC_SUCCESS
+                   : tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
+                                    "GPU exchange: %d fields, expected 0..%d", count,
+                                    kMostFields);
   for (int f = 0; f < count && err == TC_SUCCESS; ++f)
-    if (components[f] >= 1 && components[f] <= x->max_components - width)
-      width += components[f];
-    else
+    if (components[f] >= 1 && components[f] <= x->max_components - fields.width) {
+      fields.values[f] = device_values[f];
+      fields.components[f] = components[f];
+      fields.at[f] = fields.width;
+      fields.width += components[f];
+      fields.count = f + 1;
+    } else {
       err = tc_error_raise(TC_ERR_ARGUMENT, __FILE__, __LINE__, __func__,
                            "GPU exchange: %d components, expected 1..%d", components[f],
-                           x->max_components - width);
-  if (err == TC_SUCCESS && width > 0)
-    err = pack(x, count, device_values, components, width);
+                           x->max_components - fields.width);
+    }
+  if (err == TC_SUCCESS && fields.width > 0)
+    err = pack(x, fields);
   /* A rank whose pack failed must not leave its neighbours waiting. */
   TC_CALL(tc_parallel_agree(tc_mesh_comm(x->mesh), err));
-  if (width == 0)
+  if (fields.width == 0)
     return TC_SUCCESS;
-  TC_CALL(tc_mesh_exchange_packed(x->mesh, width, x->gpu_aware ? x->send : x->host_send,
+  TC_CALL(tc_mesh_exchange_packed(x->mesh, fields.width, x->gpu_aware ? x->send : x->host_send,
                                   x->gpu_aware ? x->receive : x->host_receive));
-  return sum_in(x, count, device_values, components, width);
+  return sum_in(x, fields);
 }

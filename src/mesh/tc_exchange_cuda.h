@@ -33,8 +33,9 @@ tc_err tc_exchange_cuda_create(const tc_mesh *mesh, int max_components, bool gpu
 /// Releases the buffers and sets *exchange to NULL. NULL is fine.
 void tc_exchange_cuda_destroy(tc_exchange_cuda **exchange);
 
-/// Sums `count` fields (device_values[f]: [num_nodes][components[f]],
-/// device memory, the components summing to at most max_components) at the
+/// Sums `count` fields (at most 8; device_values[f]:
+/// [num_nodes][components[f]], device memory, the components summing to at
+/// most max_components) at the
 /// shared nodes over every rank that touches them, in place, in one message
 /// per neighbour: bitwise the sums of tc_mesh_sum_shared_fields. Collective
 /// on the mesh's communicator.
