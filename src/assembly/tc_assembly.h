@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "tc_contract.h"
+#include "tc_host_device.h"
 #include "tc_mesh.h"
 
 /// The structure of a rank-local CSR matrix over local degrees of freedom
@@ -51,8 +52,9 @@ const uint16_t *tc_assembly_link_positions(const tc_assembly *assembly);
 const uint16_t *tc_assembly_diagonal_positions(const tc_assembly *assembly);
 
 /// The entry of `csr` (the graph of `components` per node) on the diagonal
-/// of a non-empty `row`, from tc_assembly_diagonal_positions.
-static inline int64_t tc_assembly_diagonal_entry(const tc_csr *csr, const uint16_t *positions,
+/// of a non-empty `row`, from tc_assembly_diagonal_positions; the host's and
+/// the GPU's row reductions both call it.
+static inline TC_HOST_DEVICE int64_t tc_assembly_diagonal_entry(const tc_csr *csr, const uint16_t *positions,
                                                  int components, int64_t row) {
   return csr->row_offsets[row] + (int64_t)positions[row / components] * components +
          row % components;

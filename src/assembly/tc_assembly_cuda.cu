@@ -274,8 +274,8 @@ __global__ void gather_one_kernel(const mesh_view m, const __grid_constant__ gat
 }
 
 /// One thread per CSR row: the row's sum, in ascending order as the host
-/// adds it, and its diagonal entry, read at its position
-/// (tc_assembly_diagonal_entry) as the host reads it.
+/// adds it, and its diagonal entry, read where tc_assembly_diagonal_entry
+/// puts it, as the host reads it.
 __global__ void row_reduce_kernel(tc_csr csr, const uint16_t *__restrict__ positions,
                                   int components, const double *__restrict__ values,
                                   double *__restrict__ row_sums, double *__restrict__ diagonal) {
@@ -287,11 +287,9 @@ __global__ void row_reduce_kernel(tc_csr csr, const uint16_t *__restrict__ posit
         sum += values[e];
       row_sums[row] = sum;
     }
-    if (diagonal) /* tc_assembly_diagonal_entry */
+    if (diagonal)
       diagonal[row] =
-          end > begin ? values[begin + (int64_t)positions[row / components] * components +
-                               row % components]
-                      : 0.0;
+          end > begin ? values[tc_assembly_diagonal_entry(&csr, positions, components, row)] : 0.0;
   }
 }
 

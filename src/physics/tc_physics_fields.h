@@ -5,11 +5,7 @@
 #ifndef TC_PHYSICS_FIELDS_H
 #define TC_PHYSICS_FIELDS_H
 
-#ifdef __CUDACC__
-#define TC_HOST_DEVICE __host__ __device__
-#else
-#define TC_HOST_DEVICE
-#endif
+#include "tc_host_device.h"
 
 /// The manufactured fields and material: u(x) = u0 + g.x (scalar),
 /// w(x) = w0 + W x (displacement), Lame parameters lambda and mu. Linear
