@@ -73,36 +73,66 @@ void tc_comm_free(MPI_Comm *comm) {
 
 double tc_wtime(void) { return MPI_Wtime(); }
 
-/* Posts every receive and send, then waits for all of them. */
+/* Posts every receive and send, then waits for all of them: neighbour n's
+ * message is items [offsets[n], offsets[n + 1]) of `item_bytes` bytes each,
+ * sent as `count` elements of `type` per item. */
 static tc_err exchange(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
-                       const int64_t *offsets, int components, const double *send,
-                       double *receive, int tag, MPI_Request *requests) {
+                       const int64_t *offsets, int count, MPI_Datatype type, size_t item_bytes,
+                       const void *send, void *receive, int tag, MPI_Request *requests) {
+  const char *from = send;
+  char *into = receive;
   for (int n = 0; n < num_neighbors; ++n) {
-    int count = (int)((offsets[n + 1] - offsets[n]) * components);
-    TC_MPI_CALL(MPI_Irecv(&receive[offsets[n] * components], count, MPI_DOUBLE,
-                          neighbor_rank[n], tag, comm, &requests[n]));
+    int items = (int)((offsets[n + 1] - offsets[n]) * count);
+    TC_MPI_CALL(MPI_Irecv(into + (size_t)offsets[n] * item_bytes, items, type, neighbor_rank[n],
+                          tag, comm, &requests[n]));
   }
   for (int n = 0; n < num_neighbors; ++n) {
-    int count = (int)((offsets[n + 1] - offsets[n]) * components);
-    TC_MPI_CALL(MPI_Isend(&send[offsets[n] * components], count, MPI_DOUBLE, neighbor_rank[n],
+    int items = (int)((offsets[n + 1] - offsets[n]) * count);
+    TC_MPI_CALL(MPI_Isend(from + (size_t)offsets[n] * item_bytes, items, type, neighbor_rank[n],
                           tag, comm, &requests[num_neighbors + n]));
   }
   TC_MPI_CALL(MPI_Waitall(2 * num_neighbors, requests, MPI_STATUSES_IGNORE));
   return TC_SUCCESS;
 }
 
-tc_err tc_neighbor_exchange_double(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
-                                   const int64_t *offsets, int components, const double *send,
-                                   double *receive, int tag) {
-  enum { ON_STACK = 64 }; /* a 3-D box has at most 26 neighbours */
+/* exchange() with its requests on the stack, or on the heap past 64
+ * neighbours (a 3-D box has at most 26). */
+static tc_err exchange_with(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
+                            const int64_t *offsets, int count, MPI_Datatype type,
+                            size_t item_bytes, const void *send, void *receive, int tag) {
+  enum { ON_STACK = 64 };
   MPI_Request on_stack[2 * ON_STACK];
   MPI_Request *requests = on_stack;
   if (num_neighbors > ON_STACK)
     TC_CALLOC(requests, 2 * (size_t)num_neighbors);
-  tc_err err = exchange(comm, num_neighbors, neighbor_rank, offsets, components, send, receive,
-                        tag, requests);
+  tc_err err = exchange(comm, num_neighbors, neighbor_rank, offsets, count, type, item_bytes, send,
+                        receive, tag, requests);
   if (requests != on_stack)
     free(requests);
+  return err;
+}
+
+tc_err tc_neighbor_exchange_double(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
+                                   const int64_t *offsets, int components, const double *send,
+                                   double *receive, int tag) {
+  return exchange_with(comm, num_neighbors, neighbor_rank, offsets, components, MPI_DOUBLE,
+                       (size_t)components * sizeof(double), send, receive, tag);
+}
+
+tc_err tc_neighbor_exchange_records(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
+                                    int record_bytes, const void *send, void *receive, int tag) {
+  TC_CHECK(record_bytes > 0 && num_neighbors >= 0, TC_ERR_ARGUMENT,
+           "neighbour exchange of %d records of %d bytes", num_neighbors, record_bytes);
+  int64_t on_stack[65];
+  int64_t *offsets = on_stack;
+  if (num_neighbors + 1 > 65)
+    TC_CALLOC(offsets, (size_t)num_neighbors + 1);
+  for (int n = 0; n <= num_neighbors; ++n)
+    offsets[n] = n;
+  tc_err err = exchange_with(comm, num_neighbors, neighbor_rank, offsets, record_bytes, MPI_BYTE,
+                             (size_t)record_bytes, send, receive, tag);
+  if (offsets != on_stack)
+    free(offsets);
   return err;
 }
 

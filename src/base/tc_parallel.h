@@ -74,6 +74,13 @@ tc_err tc_neighbor_exchange_double(MPI_Comm comm, int num_neighbors, const int *
                                    const int64_t *offsets, int components, const double *send,
                                    double *receive, int tag);
 
+/// Exchanges one record of record_bytes bytes with each neighbouring rank:
+/// send + n * record_bytes goes to neighbor_rank[n], and neighbour n's
+/// record lands at receive + n * record_bytes. Collective among the
+/// neighbours, as tc_neighbor_exchange_double.
+tc_err tc_neighbor_exchange_records(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
+                                    int record_bytes, const void *send, void *receive, int tag);
+
 /// Agrees on failure: every rank passes its own status and all return the
 /// same one. If any rank failed, the error of the lowest failing rank (code,
 /// message prefixed with "rank N: " when the job has several ranks, unless

@@ -223,8 +223,10 @@ static const option options[] = {
     {"run", "exchange", TYPE_ENUM, "auto",
      "where the cuda backend sums shared nodes: host = node vectors copied back and summed "
      "there; device = packed and summed on the GPU, only shared values travel (via host "
-     "buffers); gpu-aware = as device, with GPU buffers handed to a CUDA-aware MPI; auto = "
-     "device (the CPU backends sum on the host)",
+     "buffers); gpu-aware = as device, with GPU buffers handed to a CUDA-aware MPI; peer = as "
+     "device, the packed values copied GPU to GPU (CUDA IPC), for ranks whose neighbours all "
+     "run on their node; auto = peer where every rank can, else device (the CPU backends sum "
+     "on the host)",
      ANY, &exchange_names, FIELD(exchange)},
     {"run", "inputs", TYPE_ENUM, "auto",
      "how the kernels get their inputs: materialised = built into memory, then contracted "
@@ -269,7 +271,8 @@ static const option options[] = {
 enum { NUM_OPTIONS = sizeof options / sizeof options[0] };
 
 const char *tc_exchange_mode_name(tc_exchange_mode mode) {
-  static const char *const names[TC_EXCHANGE_COUNT] = {"host", "device", "gpu-aware", "auto"};
+  static const char *const names[TC_EXCHANGE_COUNT] = {"host", "device", "gpu-aware", "peer",
+                                                                "auto"};
   return (int)mode >= 0 && mode < TC_EXCHANGE_COUNT ? names[mode] : "unknown";
 }
 
@@ -1000,8 +1003,10 @@ tc_exchange_mode tc_config_exchange(const tc_config *config) {
     return config->exchange;
   // On 4 H100s, weak scaling at 96^3 cells a GPU: 0.94-0.96 with the device
   // exchange, 0.64 with the host's, whose node vectors come back whole every
-  // step (docs/measurements/scaling.md).
-  return config->backend == TC_BACKEND_CUDA ? TC_EXCHANGE_DEVICE : TC_EXCHANGE_HOST;
+  // step; the peer copies take the messages off the host
+  // (docs/measurements/scaling.md). Whether they can run is known only once
+  // the ranks have tried to map each other's buffers.
+  return config->backend == TC_BACKEND_CUDA ? TC_EXCHANGE_AUTO : TC_EXCHANGE_HOST;
 }
 
 tc_layout tc_config_layout(const tc_config *config) {

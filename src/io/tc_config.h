@@ -32,7 +32,8 @@ typedef enum {
   TC_EXCHANGE_HOST,      ///< node vectors copied to the host, summed there (tc_mesh_sum_shared)
   TC_EXCHANGE_DEVICE,    ///< packed and summed on the GPU; only shared values travel, via host buffers
   TC_EXCHANGE_GPU_AWARE, ///< as device, with device buffers handed to a CUDA-aware MPI
-  TC_EXCHANGE_AUTO,      ///< device on the CUDA backend (tc_config_exchange)
+  TC_EXCHANGE_PEER,      ///< as device, copied GPU to GPU (CUDA IPC) between ranks of one node
+  TC_EXCHANGE_AUTO,      ///< peer where it can run, else device, on the CUDA backend
   TC_EXCHANGE_COUNT
 } tc_exchange_mode;
 
@@ -139,8 +140,11 @@ tc_layout tc_config_layout(const tc_config *config);
 /// the CPU backends.
 tc_inputs_mode tc_config_inputs(const tc_config *config);
 
-/// The shared-node exchange that runs: run.exchange, with auto resolved
-/// (device on the CUDA backend; the CPU backends always sum on the host).
+/// The shared-node exchange asked for: run.exchange, with auto resolved to
+/// host on the CPU backends (which always sum on the host). On the CUDA
+/// backend auto stays auto: peer where every rank can map its neighbours'
+/// buffers, else device, found at the first exchange
+/// (tc_loop_exchange_name names the one that ran).
 tc_exchange_mode tc_config_exchange(const tc_config *config);
 
 /// Gauss points per direction: element.quadrature, or order + 1 for 0.

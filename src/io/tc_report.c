@@ -65,6 +65,8 @@ struct tc_report {
   char workset_rule[256]; ///< how the loop sized its workset
   char replay[512];       ///< how the steps ran their batches ("": not known)
   char fused_form[160];   ///< the fused elasticity's form ("": none ran)
+  char exchange[16];      ///< the shared-node exchange that ran ("": run.exchange's)
+  char exchange_why[512]; ///< why run.exchange = auto did not run the peer copies
   int64_t workset_cells, workset_batches;
   tc_config config;
   char *deck;       ///< the effective deck text
@@ -154,6 +156,11 @@ tc_err tc_report_set_run(tc_report *report, const tc_config *config, int threads
 
 void tc_report_set_replay(tc_report *report, const char *note) {
   snprintf(report->replay, sizeof report->replay, "%s", note ? note : "");
+}
+
+void tc_report_set_exchange(tc_report *report, const char *name, const char *why) {
+  snprintf(report->exchange, sizeof report->exchange, "%s", name ? name : "");
+  snprintf(report->exchange_why, sizeof report->exchange_why, "%s", why ? why : "");
 }
 
 void tc_report_set_fused_form(tc_report *report, const char *form) {
@@ -501,7 +508,11 @@ static void write_yaml(const tc_report *report, const double memory_mib[2], FILE
     yaml_key_string(out, "  ", "layout", tc_layout_name(tc_config_layout(config)));
     yaml_key_string(out, "  ", "precision", tc_precision_name(config->precision));
     yaml_key_string(out, "  ", "inputs", tc_inputs_mode_name(tc_config_inputs(config)));
-    yaml_key_string(out, "  ", "exchange", tc_exchange_mode_name(tc_config_exchange(config)));
+    yaml_key_string(out, "  ", "exchange",
+                    report->exchange[0] ? report->exchange
+                                        : tc_exchange_mode_name(tc_config_exchange(config)));
+    if (report->exchange_why[0])
+      yaml_key_string(out, "  ", "exchange_fallback", report->exchange_why);
     if (report->have_workset) {
       fprintf(out, "  workset: {cells_per_batch: %lld, batches_per_step: %lld, chosen_by: %s, "
               "rule: ", (long long)report->workset_cells, (long long)report->workset_batches,
@@ -757,6 +768,9 @@ void tc_report_print(const tc_report *report, FILE *stream) {
       fprintf(stream, "batches (rank 0): %s\n", report->replay);
     if (report->fused_form[0])
       fprintf(stream, "fused elasticity (rank 0): %s\n", report->fused_form);
+    if (report->exchange_why[0])
+      fprintf(stream, "exchange: %s, not peer copies: %s\n", report->exchange,
+              report->exchange_why);
     bool any_variant = false;
     for (int k = 0; k < TC_KERNEL_COUNT; k++)
       if (config->kernels[k] && report->variant_known[k]) {

@@ -24,7 +24,8 @@
 ///   setup:       the loop's set-up: CSR structures, basis, batch buffers
 ///                allocated, variants resolved
 ///   upload:      the step backend's own state: on a GPU the mesh, basis and
-///                CSR structures allocated and copied to the device
+///                CSR structures allocated and copied to the device, and
+///                (peer exchange) the neighbours' buffers mapped
 ///   first_touch: host memory touched page by page by the threads that use it
 ///   record:      on GPUs, the first step's batches recorded as a CUDA graph
 ///                and prepared for replay (host time; the GPU waits)

@@ -488,6 +488,11 @@ static tc_err step_batches(tc_loop *loop, tc_timers *timers) {
   return backend->check_geometry(loop);
 }
 
+tc_err tc_loop_connect(tc_loop *loop, tc_timers *timers) {
+  TC_TIMED(timers, TC_PHASE_UPLOAD, loop->backend->connect(loop));
+  return TC_SUCCESS;
+}
+
 tc_err tc_loop_step(tc_loop *loop, tc_timers *timers) {
   /* A failure on one rank (an inverted cell, a failed kernel) is agreed before
    * the exchange, so that no rank waits there for a rank that has left; the
@@ -513,6 +518,12 @@ int64_t tc_loop_batch_cells(const tc_loop *loop) { return loop->batch_cells; }
 int64_t tc_loop_num_batches(const tc_loop *loop) { return loop->num_batches; }
 const char *tc_loop_batch_rule(const tc_loop *loop) { return loop->batch_rule; }
 const char *tc_loop_replay_note(const tc_loop *loop) { return loop->replay_note; }
+const char *tc_loop_exchange_name(const tc_loop *loop, const char **why) {
+  if (why)
+    *why = loop->exchange_why;
+  return loop->exchange_name[0] ? loop->exchange_name
+                                : tc_exchange_mode_name(tc_config_exchange(loop->config));
+}
 int64_t tc_loop_num_points(const tc_loop *loop) { return loop->num_points; }
 int64_t tc_loop_num_fields(const tc_loop *loop) { return loop->num_fields; }
 tc_variant tc_loop_variant(const tc_loop *loop, tc_kernel kernel) { return loop->variants[kernel]; }

@@ -54,6 +54,14 @@ tc_err tc_loop_create(const tc_config *config, const tc_mesh *mesh, tc_device *d
                       const tc_tuning *tuning, tc_timers *timers, tc_loop **loop);
 void tc_loop_destroy(tc_loop **loop);
 
+/// The loop's set-up that needs every rank's loop, timed as the upload
+/// phase: on GPUs whose exchange copies node values peer to peer
+/// (run.exchange = peer or auto), each neighbour's buffers mapped and the
+/// route agreed. Call once, after every rank created its loop and the ranks
+/// agreed on that, before the first step (which does it otherwise).
+/// Collective on the mesh's communicator.
+tc_err tc_loop_connect(tc_loop *loop, tc_timers *timers);
+
 /// Runs one assembly step (all batches, then the shared-node sums), timing
 /// each phase into timers (the zeroing of the assembled arrays into
 /// assemble, the ranks' agreement on the outcome into wait). Collective on
@@ -82,6 +90,11 @@ const char *tc_loop_batch_rule(const tc_loop *loop);
 /// How a step runs its batches: from the host, or (GPUs, run.graph) as one
 /// CUDA graph recorded once; where recording failed, why. For the report.
 const char *tc_loop_replay_note(const tc_loop *loop);
+/// The shared-node exchange the steps ran, as run.exchange names it (host,
+/// device, gpu-aware, peer; run.exchange as resolved before the first step),
+/// and in *why (may be NULL) why auto did not run the peer copies ("" where
+/// it did, or was not asked to). For the report.
+const char *tc_loop_exchange_name(const tc_loop *loop, const char **why);
 /// Quadrature points per cell and scalar fields per cell.
 int64_t tc_loop_num_points(const tc_loop *loop);
 int64_t tc_loop_num_fields(const tc_loop *loop);

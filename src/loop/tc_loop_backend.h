@@ -20,6 +20,9 @@ typedef struct tc_loop_backend {
   /// Sets up the backend's state (loop->state) once the loop's common part
   /// (results, batch inputs and outputs, assembly, basis) exists.
   tc_err (*create)(tc_loop *loop);
+  /// What needs every rank's state: on GPUs whose exchange copies peer to
+  /// peer, each neighbour's buffers mapped (tc_loop_connect). Collective.
+  tc_err (*connect)(tc_loop *loop);
   /// Releases loop->state. Safe after a failed create.
   void (*destroy)(tc_loop *loop);
   /// Batches in flight for run.in_flight = 0 (the loop's choice), batches

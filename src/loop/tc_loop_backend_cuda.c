@@ -1,8 +1,8 @@
 /* tc_loop_backend_cuda: the step backend of a GPU: each phase of a batch
  * queued on the device through tc_loop_cuda (geometry, inputs,
  * gather-assemble and row reductions on the device), the shared-node sums
- * on the host or (run.exchange = device or gpu-aware) on the device through
- * tc_exchange_cuda. Nothing comes back each step but the node vectors the
+ * on the host or (run.exchange = device, gpu-aware, peer or auto) on the
+ * device through tc_exchange_cuda. Nothing comes back each step but the node vectors the
  * host exchange sums (where this rank shares nodes); the rest stays on the
  * device until copy_results. Plain C: without the
  * CUDA backend in the build the calls it makes fail with
@@ -16,7 +16,7 @@
 
 typedef struct {
   tc_loop_cuda *gpu;
-  tc_exchange_cuda *exchange; /* run.exchange = device or gpu-aware */
+  tc_exchange_cuda *exchange; /* all but run.exchange = host */
   int host_stale;             /* tc_loop_cuda_results kinds the host's copies lag */
 } cuda_state;
 
@@ -47,6 +47,15 @@ static void cuda_destroy(tc_loop *loop) {
   loop->state = NULL;
 }
 
+/* The exchange's route as it stands, for the report (tc_loop_exchange_name). */
+static void note_route(tc_loop *loop) {
+  const cuda_state *s = loop->state;
+  const char *why = "";
+  snprintf(loop->exchange_name, sizeof loop->exchange_name, "%s",
+           tc_exchange_cuda_route_name(s->exchange, &why));
+  snprintf(loop->exchange_why, sizeof loop->exchange_why, "%s", why);
+}
+
 static tc_err cuda_create(tc_loop *loop) {
   cuda_state *s;
   TC_CALLOC(s, 1);
@@ -57,10 +66,24 @@ static tc_err cuda_create(tc_loop *loop) {
                               loop->assembly, &loop->results, stream, &s->gpu));
   TC_CALL(tc_loop_cuda_set_lanes(s->gpu, loop->in_flight));
   const tc_exchange_mode exchange = tc_config_exchange(loop->config);
+  const tc_exchange_route route = exchange == TC_EXCHANGE_GPU_AWARE ? TC_EXCHANGE_ROUTE_MPI_DEVICE
+                                  : exchange == TC_EXCHANGE_PEER    ? TC_EXCHANGE_ROUTE_PEER
+                                  : exchange == TC_EXCHANGE_AUTO    ? TC_EXCHANGE_ROUTE_PEER_OR_HOST
+                                                                    : TC_EXCHANGE_ROUTE_HOST_BUFFERS;
   if (exchange != TC_EXCHANGE_HOST)
-    TC_CALL(tc_exchange_cuda_create(loop->mesh, 3 * TC_LOOP_CUDA_MAX_NODE_VECTORS,
-                                    exchange == TC_EXCHANGE_GPU_AWARE, stream,
+    TC_CALL(tc_exchange_cuda_create(loop->mesh, 3 * TC_LOOP_CUDA_MAX_NODE_VECTORS, route, stream,
                                     &s->exchange));
+  return TC_SUCCESS;
+}
+
+/* The exchange's peer copies set up (where it runs them), and named for the
+ * report. */
+static tc_err cuda_connect(tc_loop *loop) {
+  cuda_state *s = loop->state;
+  if (!s->exchange)
+    return TC_SUCCESS;
+  TC_CALL(tc_exchange_cuda_connect(s->exchange));
+  note_route(loop);
   return TC_SUCCESS;
 }
 
@@ -169,8 +192,8 @@ static tc_err cuda_reduce_rows(tc_loop *loop) {
   return TC_SUCCESS;
 }
 
-/* The exchange on the GPU: every node vector summed there; or the host's
- * sums of the copies. */
+/* The exchange on the GPU: every node vector summed there (the route that
+ * ran kept for the report); or the host's sums of the copies. */
 static tc_err cuda_exchange(tc_loop *loop) {
   cuda_state *s = loop->state;
   if (!s->exchange)
@@ -178,7 +201,9 @@ static tc_err cuda_exchange(tc_loop *loop) {
   double *vectors[TC_LOOP_CUDA_MAX_NODE_VECTORS];
   int components[TC_LOOP_CUDA_MAX_NODE_VECTORS];
   int count = tc_loop_cuda_node_vectors(s->gpu, vectors, components);
-  return tc_exchange_cuda_sum_fields(s->exchange, count, vectors, components);
+  const tc_err err = tc_exchange_cuda_sum_fields(s->exchange, count, vectors, components);
+  note_route(loop);
+  return err;
 }
 
 /* The results the host lacks: the vectors, and the matrices if asked for. */
@@ -196,6 +221,7 @@ const tc_loop_backend tc_loop_backend_cuda = {
     .name = "cuda",
     .batch_budget = cuda_batch_budget,
     .create = cuda_create,
+    .connect = cuda_connect,
     .destroy = cuda_destroy,
     .in_flight = cuda_in_flight,
     .begin_step = cuda_begin_step,

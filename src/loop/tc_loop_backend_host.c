@@ -341,10 +341,17 @@ static tc_err host_copy_results(tc_loop *loop, bool matrices) {
   return TC_SUCCESS;
 }
 
+/* The host's exchange is MPI messages alone: nothing to set up. */
+static tc_err host_connect(tc_loop *loop) {
+  (void)loop;
+  return TC_SUCCESS;
+}
+
 const tc_loop_backend tc_loop_backend_host = {
     .name = "host",
     .batch_budget = host_batch_budget,
     .create = host_create,
+    .connect = host_connect,
     .destroy = host_destroy,
     .in_flight = host_in_flight,
     .begin_step = host_begin_step,

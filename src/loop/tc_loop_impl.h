@@ -43,6 +43,10 @@ struct tc_loop {
   double recorded_flops[TC_KERNEL_COUNT];
   int record_failures;
   char replay_note[512]; ///< how a step runs its batches (tc_loop_replay_note)
+  /// The shared-node exchange that ran, as run.exchange names it, and why
+  /// auto fell back (tc_loop_exchange_name; set by the step backend's
+  /// exchange; "" before the first).
+  char exchange_name[16], exchange_why[512];
   /// Reference basis (F,P), (F,P,3) and quadrature weights (P), host, double.
   double *ref_values, *ref_gradients, *weights;
   /// Batches in flight (run.in_flight as resolved; 1 but on GPUs) and how

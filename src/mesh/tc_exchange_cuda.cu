@@ -1,14 +1,30 @@
 /* tc_exchange_cuda: shared-node sums of device-resident node vectors (see
- * tc_exchange_cuda.h): pack kernel, messages through tc_mesh_exchange_packed
- * (host-staged or CUDA-aware), sum kernel in tc_mesh_sum_shared's order. */
+ * tc_exchange_cuda.h): pack kernel, the packed values moved by MPI
+ * (tc_mesh_exchange_packed: host-staged or CUDA-aware) or copied GPU to GPU
+ * from the neighbours' mapped buffers (the peer route), sum kernel in
+ * tc_mesh_sum_shared's order.
+ *
+ * The peer route's order of events, for rank r and neighbour n, call k
+ * (every rank makes the same calls, so k and its parity p = k % 2 agree):
+ * r waits for n's `copied` event, packs into its outbox p and records
+ * `packed`; all ranks agree on the outcome (tc_parallel_agree, which no rank
+ * leaves before every rank has recorded `packed`); r waits for n's `packed`,
+ * copies n's outbox p and records `copied`. n's outbox p is next written at
+ * call k + 2, after the agreement of call k + 1, which r reaches only once
+ * it has queued its copies of call k and recorded `copied` after them: the
+ * wait on `copied` there covers them. An IPC event's wait is on its latest
+ * record when the wait is queued, which the agreements order as above. */
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
 extern "C" {
 #include "tc_cuda_call.h"
 #include "tc_exchange_cuda.h"
@@ -18,15 +34,32 @@ extern "C" {
 #include "tc_cuda_grid.cuh"
 #include "tc_cuda_memory.cuh"
 
+/// A neighbour's side of the peer route, mapped into this process.
+struct peer_link {
+  double *outboxes = nullptr;         ///< its two packed buffers
+  cudaEvent_t packed = nullptr, copied = nullptr;
+  int64_t capacity = 0;               ///< words of one of its packed buffers
+  int64_t first_entry = 0;            ///< where this rank's entries start in them
+};
+
 struct tc_exchange_cuda {
   const tc_mesh *mesh;
   cudaStream_t stream;
-  bool gpu_aware;
+  tc_exchange_route route;
   int max_components;
-  int64_t entries, num_shared;
+  int64_t entries, num_shared, capacity; /* capacity: words of one packed buffer */
+  int num_neighbors;
+  const int *neighbor_rank;
+  const int64_t *neighbor_offsets;
   int64_t *neighbor_nodes, *shared_nodes, *term_offsets, *terms; /* device copies of the plan */
-  double *send, *receive;                                        /* device, packed */
-  double *host_send, *host_receive;                              /* pinned, when not gpu_aware */
+  double *send, *receive;              /* device, packed; send holds two buffers on peer routes */
+  double *host_send, *host_receive;    /* pinned, but for the CUDA-aware route */
+  /* the peer routes */
+  bool decided, peer;                  /* the route is known; it is the peer copies */
+  char why[512];                       /* why auto fell back to the host buffers */
+  int64_t calls;
+  cudaEvent_t packed, copied;          /* this rank's, shared with its neighbours */
+  peer_link *links;                    /* [num_neighbors] */
 };
 
 namespace {
@@ -101,9 +134,11 @@ tc_err allocate(tc_exchange_cuda *x, const tc_mesh_exchange_plan &plan) {
                  "shared-node term offsets", x->stream));
   TC_CALL(upload(&x->terms, plan.shared_terms, terms, "shared-node terms", x->stream));
   const int64_t count = std::max<int64_t>(x->entries, 1) * x->max_components;
-  TC_CALL(device_alloc(&x->send, count, "exchange send buffer"));
+  const bool peer = x->route == TC_EXCHANGE_ROUTE_PEER || x->route == TC_EXCHANGE_ROUTE_PEER_OR_HOST;
+  x->capacity = count;
+  TC_CALL(device_alloc(&x->send, peer ? 2 * count : count, "exchange send buffer"));
   TC_CALL(device_alloc(&x->receive, count, "exchange receive buffer"));
-  if (!x->gpu_aware) {
+  if (x->route != TC_EXCHANGE_ROUTE_MPI_DEVICE) {
     TC_CUDA_CALL(cudaMallocHost((void **)&x->host_send, (size_t)count * sizeof(double)));
     TC_CUDA_CALL(cudaMallocHost((void **)&x->host_receive, (size_t)count * sizeof(double)));
   }
@@ -119,7 +154,7 @@ tc_err pack(tc_exchange_cuda *x, const field_list &fields) {
             x->send);
   const int64_t items = x->entries * width;
   if (items > 0) {
-    if (!x->gpu_aware)
+    if (x->route != TC_EXCHANGE_ROUTE_MPI_DEVICE)
       TC_CUDA_CALL(cudaMemcpyAsync(x->host_send, x->send, (size_t)items * sizeof(double),
                                    cudaMemcpyDeviceToHost, x->stream));
   }
@@ -129,7 +164,7 @@ tc_err pack(tc_exchange_cuda *x, const field_list &fields) {
 
 /// Brings the received values to the device and sums them into the fields.
 tc_err sum_in(tc_exchange_cuda *x, const field_list &fields) {
-  if (!x->gpu_aware && x->entries > 0)
+  if (x->route != TC_EXCHANGE_ROUTE_MPI_DEVICE && x->entries > 0)
     TC_CUDA_CALL(cudaMemcpyAsync(x->receive, x->host_receive,
                                  (size_t)(x->entries * fields.width) * sizeof(double),
                                  cudaMemcpyHostToDevice, x->stream));
@@ -138,10 +173,196 @@ tc_err sum_in(tc_exchange_cuda *x, const field_list &fields) {
   return TC_SUCCESS;
 }
 
+/// What a rank tells a neighbour so that the neighbour can copy from it.
+struct peer_record {
+  char node[MPI_MAX_PROCESSOR_NAME];  ///< MPI_Get_processor_name
+  cudaIpcMemHandle_t outboxes;        ///< its two packed buffers (one allocation)
+  cudaIpcEventHandle_t packed, copied;
+  int64_t capacity;                   ///< words of one packed buffer
+  int64_t first_entry;                ///< where the receiving neighbour's entries start
+  int32_t usable;                     ///< 0: it could not share them (it says why)
+};
+
+/// Unmaps the neighbours' buffers and events and drops this rank's events,
+/// once the copies queued on both sides have run.
+void disconnect_peers(tc_exchange_cuda *x) {
+  (void)cudaStreamSynchronize(x->stream); // clean-up: no error path
+  for (int n = 0; x->links && n < x->num_neighbors; ++n) {
+    peer_link &link = x->links[n];
+    if (link.copied)
+      (void)cudaEventSynchronize(link.copied); // its copies from this rank's outboxes
+    if (link.outboxes)
+      (void)cudaIpcCloseMemHandle(link.outboxes);
+    if (link.packed)
+      (void)cudaEventDestroy(link.packed);
+    if (link.copied)
+      (void)cudaEventDestroy(link.copied);
+  }
+  free(x->links);
+  x->links = nullptr;
+  if (x->packed)
+    (void)cudaEventDestroy(x->packed);
+  if (x->copied)
+    (void)cudaEventDestroy(x->copied);
+  x->packed = x->copied = nullptr;
+  (void)cudaGetLastError(); // a failed unmap is not the next call's error
+}
+
+/// Why this rank cannot run the peer route, into why ("" where it can):
+/// its own buffers and events made shareable, then every neighbour's mapped.
+/// theirs[n] is neighbour n's record.
+void map_peers(tc_exchange_cuda *x, const peer_record &mine, const peer_record *theirs, char *why,
+               size_t size) {
+  for (int n = 0; n < x->num_neighbors && !why[0]; ++n) {
+    const peer_record &them = theirs[n];
+    peer_link &link = x->links[n];
+    const int rank = x->neighbor_rank[n];
+    cudaError_t rc = cudaSuccess;
+    if (!them.usable)
+      snprintf(why, size, "rank %d cannot share its GPU buffers", rank);
+    else if (strncmp(them.node, mine.node, sizeof mine.node) != 0)
+      snprintf(why, size, "rank %d runs on node %.64s, not on this rank's node %.64s", rank,
+               them.node, mine.node);
+    else if ((rc = cudaIpcOpenMemHandle((void **)&link.outboxes, them.outboxes,
+                                        cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess ||
+             (rc = cudaIpcOpenEventHandle(&link.packed, them.packed)) != cudaSuccess ||
+             (rc = cudaIpcOpenEventHandle(&link.copied, them.copied)) != cudaSuccess)
+      snprintf(why, size, "the GPU buffers of rank %d cannot be mapped here (%s)", rank,
+               cudaGetErrorString(rc));
+    link.capacity = them.capacity;
+    link.first_entry = them.first_entry;
+  }
+  (void)cudaGetLastError(); // a failed mapping is reported through why
+}
+
+/// A first copy from each neighbour's memory, so that the cost of the
+/// first falls in the set-up rather than in a step. The values are not used:
+/// every sum copies before it reads.
+tc_err first_copies(tc_exchange_cuda *x) {
+  for (int n = 0; n < x->num_neighbors; ++n)
+    TC_CUDA_CALL(cudaMemcpyAsync(x->receive, x->links[n].outboxes, sizeof(double),
+                                 cudaMemcpyDeviceToDevice, x->stream));
+  TC_CUDA_CALL(cudaStreamSynchronize(x->stream));
+  return TC_SUCCESS;
+}
+
+/// Sets the peer route up (the first call of sum_fields on a peer route):
+/// every rank makes its outboxes and events shareable, sends its
+/// neighbours their records, maps theirs, and all ranks agree whether the
+/// route runs. On TC_EXCHANGE_ROUTE_PEER a rank that cannot fails them all
+/// with its reason; on TC_EXCHANGE_ROUTE_PEER_OR_HOST they fall back to the
+/// host buffers, keeping the reason. Collective on the mesh's communicator.
+tc_err connect_peers(tc_exchange_cuda *x) {
+  MPI_Comm comm = tc_mesh_comm(x->mesh);
+  char why[sizeof x->why] = "";
+  peer_record mine;
+  memset(&mine, 0, sizeof mine);
+  int length = 0;
+  if (MPI_Get_processor_name(mine.node, &length) != MPI_SUCCESS)
+    snprintf(why, sizeof why, "MPI_Get_processor_name failed");
+  const int count = x->num_neighbors;
+  x->links = (peer_link *)calloc((size_t)std::max(count, 1), sizeof *x->links);
+  peer_record *records = (peer_record *)calloc(2 * (size_t)std::max(count, 1), sizeof *records);
+  if (!x->links || !records)
+    snprintf(why, sizeof why, "out of host memory for %d neighbours' records", count);
+  cudaError_t rc = cudaSuccess;
+  if (!why[0] && count > 0 &&
+      ((rc = cudaEventCreateWithFlags(&x->packed, cudaEventDisableTiming |
+                                                      cudaEventInterprocess)) != cudaSuccess ||
+       (rc = cudaEventCreateWithFlags(&x->copied, cudaEventDisableTiming |
+                                                      cudaEventInterprocess)) != cudaSuccess ||
+       (rc = cudaIpcGetMemHandle(&mine.outboxes, x->send)) != cudaSuccess ||
+       (rc = cudaIpcGetEventHandle(&mine.packed, x->packed)) != cudaSuccess ||
+       (rc = cudaIpcGetEventHandle(&mine.copied, x->copied)) != cudaSuccess))
+    snprintf(why, sizeof why, "this rank's GPU buffers cannot be shared (%s)",
+             cudaGetErrorString(rc));
+  (void)cudaGetLastError();
+  mine.capacity = x->capacity;
+  mine.usable = !why[0];
+  tc_err err = TC_SUCCESS;
+  if (records) {
+    for (int n = 0; n < count; ++n) {
+      records[n] = mine;
+      records[n].first_entry = x->neighbor_offsets[n];
+    }
+    err = tc_neighbor_exchange_records(comm, count, x->neighbor_rank, (int)sizeof *records,
+                                       records, records + count, 7412);
+    if (err == TC_SUCCESS && !why[0])
+      map_peers(x, mine, records + count, why, sizeof why);
+  }
+  free(records);
+  TC_CALL(tc_parallel_agree(comm, err));
+  /* whether any rank has neighbours: without, nothing travels and the route
+   * stays the host buffers' (auto) */
+  int64_t neighbours = count > 0;
+  TC_CALL(tc_allreduce_max_int64(comm, &neighbours, 1));
+  const tc_err local = why[0] ? tc_error_raise(TC_ERR_INPUT, __FILE__, __LINE__, __func__,
+                                               "run.exchange = peer: %s (run.exchange = device "
+                                               "sends through host buffers)", why)
+                              : TC_SUCCESS;
+  const tc_err agreed = tc_parallel_agree(comm, local);
+  x->decided = true;
+  if (agreed == TC_SUCCESS && (neighbours || x->route == TC_EXCHANGE_ROUTE_PEER)) {
+    x->peer = true;
+    return tc_parallel_agree(comm, first_copies(x));
+  }
+  if (agreed != TC_SUCCESS && x->route == TC_EXCHANGE_ROUTE_PEER) {
+    disconnect_peers(x);
+    return agreed;
+  }
+  if (agreed != TC_SUCCESS) {
+    snprintf(x->why, sizeof x->why, "%s", tc_error_message());
+    tc_error_clear();
+  }
+  disconnect_peers(x);
+  return TC_SUCCESS;
+}
+
+/// The peer route of sum_fields (see the order of events at the top of the
+/// file); `err` is this rank's status so far.
+tc_err peer_sum(tc_exchange_cuda *x, const field_list &fields, tc_err err) {
+  const int width = fields.width;
+  const int64_t parity = x->calls & 1;
+  ++x->calls;
+  double *outbox = x->send + parity * x->capacity;
+  const bool linked = x->num_neighbors > 0;
+  if (err == TC_SUCCESS && width > 0)
+    err = [&]() -> tc_err {
+      for (int n = 0; n < x->num_neighbors; ++n) /* their copies of this outbox, two calls ago */
+        TC_CUDA_CALL(cudaStreamWaitEvent(x->stream, x->links[n].copied, 0));
+      TC_LAUNCH(pack_kernel, x->entries * width, x->stream, fields, x->neighbor_nodes, x->entries,
+                outbox);
+      if (linked)
+        TC_CUDA_CALL(cudaEventRecord(x->packed, x->stream));
+      return TC_SUCCESS;
+    }();
+  /* No rank copies before every rank has packed (or failed, and then none does). */
+  TC_CALL(tc_parallel_agree(tc_mesh_comm(x->mesh), err));
+  if (width == 0)
+    return TC_SUCCESS;
+  for (int n = 0; n < x->num_neighbors; ++n) {
+    const peer_link &link = x->links[n];
+    const int64_t first = x->neighbor_offsets[n], entries = x->neighbor_offsets[n + 1] - first;
+    if (entries == 0)
+      continue;
+    TC_CUDA_CALL(cudaStreamWaitEvent(x->stream, link.packed, 0));
+    TC_CUDA_CALL(cudaMemcpyAsync(x->receive + first * width,
+                                 link.outboxes + parity * link.capacity + link.first_entry * width,
+                                 (size_t)(entries * width) * sizeof(double),
+                                 cudaMemcpyDeviceToDevice, x->stream));
+  }
+  if (linked)
+    TC_CUDA_CALL(cudaEventRecord(x->copied, x->stream));
+  TC_LAUNCH(sum_kernel, x->num_shared * width, x->stream, fields, x->shared_nodes,
+            x->term_offsets, x->terms, x->num_shared, x->receive);
+  return TC_SUCCESS;
+}
+
 } // namespace
 
-extern "C" tc_err tc_exchange_cuda_create(const tc_mesh *mesh, int max_components, bool gpu_aware,
-                                          void *stream, tc_exchange_cuda **exchange) {
+extern "C" tc_err tc_exchange_cuda_create(const tc_mesh *mesh, int max_components,
+                                          tc_exchange_route route, void *stream,
+                                          tc_exchange_cuda **exchange) {
   *exchange = nullptr;
   TC_CHECK(max_components >= 1, TC_ERR_ARGUMENT, "GPU exchange: max_components must be >= 1, got %d",
            max_components);
@@ -151,10 +372,14 @@ extern "C" tc_err tc_exchange_cuda_create(const tc_mesh *mesh, int max_component
   tc_mesh_get_exchange_plan(mesh, &plan);
   x->mesh = mesh;
   x->stream = static_cast<cudaStream_t>(stream);
-  x->gpu_aware = gpu_aware;
+  x->route = route;
   x->max_components = max_components;
   x->entries = plan.neighbor_offsets[plan.num_neighbors];
   x->num_shared = plan.num_shared;
+  x->num_neighbors = plan.num_neighbors;
+  x->neighbor_rank = plan.neighbor_rank;
+  x->neighbor_offsets = plan.neighbor_offsets;
+  x->decided = route == TC_EXCHANGE_ROUTE_HOST_BUFFERS || route == TC_EXCHANGE_ROUTE_MPI_DEVICE;
   tc_err err = allocate(x, plan);
   if (err != TC_SUCCESS) {
     tc_exchange_cuda_destroy(&x);
@@ -168,6 +393,8 @@ extern "C" void tc_exchange_cuda_destroy(tc_exchange_cuda **exchange) {
   tc_exchange_cuda *x = *exchange;
   if (!x)
     return;
+  if (x->peer || x->links)
+    disconnect_peers(x);
   device_free(&x->neighbor_nodes);
   device_free(&x->shared_nodes);
   device_free(&x->term_offsets);
@@ -202,13 +429,38 @@ extern "C" tc_err tc_exchange_cuda_sum_fields(tc_exchange_cuda *exchange, int co
                            "GPU exchange: %d components, expected 1..%d", components[f],
                            x->max_components - fields.width);
     }
+  if (!x->decided)
+    TC_CALL(connect_peers(x));
+  if (x->peer)
+    return peer_sum(x, fields, err);
   if (err == TC_SUCCESS && fields.width > 0)
     err = pack(x, fields);
   /* A rank whose pack failed must not leave its neighbours waiting. */
   TC_CALL(tc_parallel_agree(tc_mesh_comm(x->mesh), err));
   if (fields.width == 0)
     return TC_SUCCESS;
-  TC_CALL(tc_mesh_exchange_packed(x->mesh, fields.width, x->gpu_aware ? x->send : x->host_send,
-                                  x->gpu_aware ? x->receive : x->host_receive));
+  const bool device = x->route == TC_EXCHANGE_ROUTE_MPI_DEVICE;
+  TC_CALL(tc_mesh_exchange_packed(x->mesh, fields.width, device ? x->send : x->host_send,
+                                  device ? x->receive : x->host_receive));
   return sum_in(x, fields);
+}
+
+extern "C" tc_err tc_exchange_cuda_connect(tc_exchange_cuda *exchange) {
+  return exchange->decided ? TC_SUCCESS : connect_peers(exchange);
+}
+
+extern "C" const char *tc_exchange_cuda_route_name(const tc_exchange_cuda *exchange,
+                                                   const char **why) {
+  const tc_exchange_cuda *x = exchange;
+  if (why)
+    *why = x ? x->why : "";
+  if (!x)
+    return "none";
+  if (x->route == TC_EXCHANGE_ROUTE_MPI_DEVICE)
+    return "gpu-aware";
+  if (x->route == TC_EXCHANGE_ROUTE_HOST_BUFFERS)
+    return "device";
+  if (!x->decided)
+    return x->route == TC_EXCHANGE_ROUTE_PEER ? "peer" : "auto";
+  return x->peer ? "peer" : "device";
 }

@@ -261,6 +261,8 @@ static tc_err build(const tc_config *config, tc_report *report, tc_timers *timer
     fprintf(stderr, "tcmini: note: %s\n", tc_output_note(s->output));
   if (err == TC_SUCCESS)
     err = agree(timers, tc_loop_create(config, s->mesh, s->device, s->tuning, timers, &s->loop));
+  if (err == TC_SUCCESS)
+    err = agree(timers, tc_loop_connect(s->loop, timers));
   tc_tuning_destroy(&s->tuning); /* the loop chose its variants */
   if (err == TC_SUCCESS)
     err = tc_report_set_workset(report, tc_loop_batch_cells(s->loop), tc_loop_num_batches(s->loop),
@@ -289,6 +291,9 @@ static tc_err run_steps(const tc_config *config, tc_report *report, tc_timers *t
   tc_progress_finish(&progress);
   tc_report_set_replay(report, tc_loop_replay_note(s->loop));
   tc_report_set_fused_form(report, tc_loop_fused_form(s->loop));
+  const char *exchange_why = NULL;
+  const char *exchange = tc_loop_exchange_name(s->loop, &exchange_why);
+  tc_report_set_exchange(report, exchange, exchange_why);
   if (err == TC_SUCCESS) {
     err = tc_timer_start(timers, TC_PHASE_WAIT);
     if (err == TC_SUCCESS)

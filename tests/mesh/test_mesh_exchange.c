@@ -1,8 +1,9 @@
 /* test_mesh_exchange: tc_mesh_sum_shared against references computed from
  * which ranks hold each global node (gathered by allreduce) and from the grid:
  * counts of touching ranks and cells, several components, bitwise agreement
- * with an ascending-rank-order sum of order-sensitive values, and
- * tc_mesh_sum_shared_fields bitwise equal to one call per field. */
+ * with an ascending-rank-order sum of order-sensitive values,
+ * tc_mesh_sum_shared_fields bitwise equal to one call per field, and
+ * tc_neighbor_exchange_records delivering each neighbour its own record. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -119,6 +120,33 @@ static void run_case(MPI_Comm comm, const tc_mesh_options *options) {
            "order\n",
            (long long)options->cells[0], (long long)options->cells[1], (long long)options->cells[2],
            options->order, (long long)totals[0], (long long)totals[1]);
+
+  /* tc_neighbor_exchange_records: each neighbour gets its own record (the
+   * sender, the receiver, and a payload past a 4-byte boundary), as the GPU
+   * exchange's peer route sends its buffers' handles. */
+  tc_mesh_exchange_plan plan;
+  tc_mesh_get_exchange_plan(mesh, &plan);
+  enum { RECORD = 13 };
+  const int neighbours = plan.num_neighbors;
+  unsigned char *records = calloc((size_t)(2 * (neighbours + 1) * RECORD), 1);
+  for (int k = 0; k < neighbours; ++k) {
+    unsigned char *record = records + k * RECORD;
+    memcpy(record, &rank, sizeof rank);
+    memcpy(record + 4, &plan.neighbor_rank[k], sizeof rank);
+    record[RECORD - 1] = (unsigned char)(rank * 31 + plan.neighbor_rank[k]);
+  }
+  unsigned char *received = records + (neighbours + 1) * RECORD;
+  CHECK_CALL(tc_neighbor_exchange_records(comm, neighbours, plan.neighbor_rank, RECORD, records,
+                                          received, 7499));
+  for (int k = 0; k < neighbours; ++k) {
+    int from = -1, to = -1;
+    memcpy(&from, received + k * RECORD, sizeof from);
+    memcpy(&to, received + k * RECORD + 4, sizeof to);
+    CHECK(from == plan.neighbor_rank[k] && to == rank &&
+              received[k * RECORD + RECORD - 1] == (unsigned char)(from * 31 + rank),
+          "record %d from rank %d: sent by %d to %d", k, plan.neighbor_rank[k], from, to);
+  }
+  free(records);
 
   /* A bad component count fails on every rank with the same message. */
   tc_error_clear();

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# exchange_cuda.sh: the shared-node sums on the GPU (run.exchange=device:
-# pack and sum kernels, messages through host buffers) give bitwise the
-# results of the host exchange, on 4 ranks sharing the GPUs (a 2 x 2 rank
-# grid, so edge nodes sum the terms of 4 ranks), with the checks on and off
-# (the results then reach the host for the output alone). Exits 77 (skipped) where
-# the CUDA backend finds no GPU.
+# exchange_cuda.sh: the shared-node sums on the GPU give bitwise the results
+# of the host exchange, on 4 ranks sharing the GPUs (a 2 x 2 rank grid, so
+# edge nodes sum the terms of 4 ranks), over 3 steps (the peer copies' two
+# outboxes each used, and one again): run.exchange=device (pack and sum
+# kernels, messages through host buffers), peer (the packed values copied
+# GPU to GPU through CUDA IPC), and auto (peer where the ranks can map each
+# other's buffers, else device with the reason in the report), with the
+# checks on and off (the results then reach the host for the output alone).
+# Exits 77 (skipped) where the CUDA backend finds no GPU.
 # Usage: exchange_cuda.sh WORKDIR TCMINI DECK MPIEXEC [MPI FLAGS...]
 # TC_PYTHON names a Python with h5py and numpy (default python3).
 set -euo pipefail
@@ -14,10 +17,11 @@ script_dir=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$workdir" && mkdir -p "$workdir" && cd "$workdir"
 # device-nochecks: the results reach the host for the output alone (no
 # checks read them first).
-for run in host device device-nochecks; do
+runs=(host device device-nochecks peer peer-nochecks auto)
+for run in "${runs[@]}"; do
   exchange=${run%-nochecks} checks=auto
   [[ $run == *-nochecks ]] && checks=off
-  if ! "$mpiexec" -n 4 "$@" "$tcmini" "$deck" mesh.cells=6,6,3 run.steps=2 run.backend=cuda \
+  if ! "$mpiexec" -n 4 "$@" "$tcmini" "$deck" mesh.cells=6,6,3 run.steps=3 run.backend=cuda \
     run.gpu_sharing=true run.exchange=$exchange verify.checks=$checks output.path="$run.h5" \
     output.report="$run.yaml" >"$run.log" 2>&1; then
     if grep -q "no CUDA GPU" "$run.log"; then
@@ -28,6 +32,13 @@ for run in host device device-nochecks; do
     exit 1
   fi
 done
-grep -q 'exchange = device' device.yaml || { echo "device.yaml does not record run.exchange = device"; exit 1; }
-"${TC_PYTHON:-python3}" "$script_dir/compare_results.py" 0 host.h5 device.h5
-"${TC_PYTHON:-python3}" "$script_dir/compare_results.py" 0 host.h5 device-nochecks.h5
+for run in device peer; do
+  grep -q "^  exchange: \"$run\"\$" $run.yaml || { echo "$run.yaml does not record exchange: $run"; exit 1; }
+done
+# auto: the peer copies, or the host buffers with the reason
+if ! grep -q '^  exchange: "peer"$' auto.yaml; then
+  grep -q '^  exchange_fallback: ' auto.yaml || { echo "auto.yaml: no peer copies and no reason"; exit 1; }
+fi
+for run in "${runs[@]:1}"; do
+  "${TC_PYTHON:-python3}" "$script_dir/compare_results.py" 0 host.h5 $run.h5
+done
