@@ -23,6 +23,7 @@ static const fault_point points[] = {
     {"step", TC_ERR_INTERNAL, "an assembly step failed"},
     {"io", TC_ERR_IO, "I/O error writing the results file"},
     {"publish", TC_ERR_IO, "I/O error publishing the results file"},
+    {"peer_map", TC_ERR_CUDA, "this rank's GPU buffers cannot be shared"},
     /* Deliberately wrong kernels (tc_fault_wrong), one per contraction. */
     {"wrong_FieldFieldScalar", TC_SUCCESS, NULL}, {"wrong_FieldFieldVector", TC_SUCCESS, NULL},
     {"wrong_FieldFieldTensor", TC_SUCCESS, NULL}, {"wrong_DataFieldScalar", TC_SUCCESS, NULL},
@@ -134,7 +135,7 @@ tc_err tc_fault_check(const char *point) {
     return TC_SUCCESS;
   TC_CHECK(!injection.malformed, TC_ERR_ARGUMENT,
            "TCMINI_FAULT='%s': expected a comma-separated list of point[:rank=R][:at=N][:mark=FILE][:stop] with "
-           "point alloc, step, io, publish or wrong_<Kernel> (at most %d)",
+           "point alloc, step, io, publish, peer_map or wrong_<Kernel> (at most %d)",
            injection.setting, MAX_FAULTS);
   int index = point_index(point, strlen(point));
   TC_CHECK(index >= 0 && points[index].what != NULL, TC_ERR_INTERNAL,

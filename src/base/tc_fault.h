@@ -27,7 +27,9 @@ enum { TC_FAULT_MAX_TEMPORARIES = 4, TC_FAULT_PATH_MAX = 4096 };
 /// allocations), "step" (TC_ERR_INTERNAL, the start of an assembly step),
 /// "io" (TC_ERR_IO, after a dataset of the results file is written),
 /// "publish" (TC_ERR_IO, when both results files are complete, before they
-/// are published). A
+/// are published), "peer_map" (TC_ERR_CUDA, where the GPU exchange would
+/// share this rank's buffers with its neighbours: its pairs then send
+/// messages through host buffers, or run.exchange = peer stops). A
 /// malformed TCMINI_FAULT fails every check with TC_ERR_ARGUMENT, and after a
 /// tc_fault_signal_received every check fails with TC_ERR_INTERRUPTED. Main
 /// thread only; not collective.

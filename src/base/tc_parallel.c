@@ -75,18 +75,26 @@ double tc_wtime(void) { return MPI_Wtime(); }
 
 /* Posts every receive and send, then waits for all of them: neighbour n's
  * message is items [offsets[n], offsets[n + 1]) of `item_bytes` bytes each,
- * sent as `count` elements of `type` per item. */
+ * sent as `count` elements of `type` per item; neighbours with included[n]
+ * false are skipped (included NULL: none). */
 static tc_err exchange(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
                        const int64_t *offsets, int count, MPI_Datatype type, size_t item_bytes,
-                       const void *send, void *receive, int tag, MPI_Request *requests) {
+                       const void *send, void *receive, int tag, const bool *included,
+                       MPI_Request *requests) {
   const char *from = send;
   char *into = receive;
+  for (int n = 0; n < 2 * num_neighbors; ++n)
+    requests[n] = MPI_REQUEST_NULL;
   for (int n = 0; n < num_neighbors; ++n) {
+    if (included && !included[n])
+      continue;
     int items = (int)((offsets[n + 1] - offsets[n]) * count);
     TC_MPI_CALL(MPI_Irecv(into + (size_t)offsets[n] * item_bytes, items, type, neighbor_rank[n],
                           tag, comm, &requests[n]));
   }
   for (int n = 0; n < num_neighbors; ++n) {
+    if (included && !included[n])
+      continue;
     int items = (int)((offsets[n + 1] - offsets[n]) * count);
     TC_MPI_CALL(MPI_Isend(from + (size_t)offsets[n] * item_bytes, items, type, neighbor_rank[n],
                           tag, comm, &requests[num_neighbors + n]));
@@ -99,14 +107,15 @@ static tc_err exchange(MPI_Comm comm, int num_neighbors, const int *neighbor_ran
  * neighbours (a 3-D box has at most 26). */
 static tc_err exchange_with(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
                             const int64_t *offsets, int count, MPI_Datatype type,
-                            size_t item_bytes, const void *send, void *receive, int tag) {
+                            size_t item_bytes, const void *send, void *receive, int tag,
+                            const bool *included) {
   enum { ON_STACK = 64 };
   MPI_Request on_stack[2 * ON_STACK];
   MPI_Request *requests = on_stack;
   if (num_neighbors > ON_STACK)
     TC_CALLOC(requests, 2 * (size_t)num_neighbors);
   tc_err err = exchange(comm, num_neighbors, neighbor_rank, offsets, count, type, item_bytes, send,
-                        receive, tag, requests);
+                        receive, tag, included, requests);
   if (requests != on_stack)
     free(requests);
   return err;
@@ -116,7 +125,15 @@ tc_err tc_neighbor_exchange_double(MPI_Comm comm, int num_neighbors, const int *
                                    const int64_t *offsets, int components, const double *send,
                                    double *receive, int tag) {
   return exchange_with(comm, num_neighbors, neighbor_rank, offsets, components, MPI_DOUBLE,
-                       (size_t)components * sizeof(double), send, receive, tag);
+                       (size_t)components * sizeof(double), send, receive, tag, NULL);
+}
+
+tc_err tc_neighbor_exchange_double_among(MPI_Comm comm, int num_neighbors,
+                                         const int *neighbor_rank, const int64_t *offsets,
+                                         int components, const double *send, double *receive,
+                                         int tag, const bool *included) {
+  return exchange_with(comm, num_neighbors, neighbor_rank, offsets, components, MPI_DOUBLE,
+                       (size_t)components * sizeof(double), send, receive, tag, included);
 }
 
 tc_err tc_neighbor_exchange_records(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
@@ -130,7 +147,7 @@ tc_err tc_neighbor_exchange_records(MPI_Comm comm, int num_neighbors, const int 
   for (int n = 0; n <= num_neighbors; ++n)
     offsets[n] = n;
   tc_err err = exchange_with(comm, num_neighbors, neighbor_rank, offsets, record_bytes, MPI_BYTE,
-                             (size_t)record_bytes, send, receive, tag);
+                             (size_t)record_bytes, send, receive, tag, NULL);
   if (offsets != on_stack)
     free(offsets);
   return err;

@@ -74,6 +74,15 @@ tc_err tc_neighbor_exchange_double(MPI_Comm comm, int num_neighbors, const int *
                                    const int64_t *offsets, int components, const double *send,
                                    double *receive, int tag);
 
+/// tc_neighbor_exchange_double with the neighbours n whose included[n] is
+/// true: the others get no message and their part of receive is left as it
+/// is. Each neighbour must include this rank as this rank includes it.
+/// Collective among the included neighbours.
+tc_err tc_neighbor_exchange_double_among(MPI_Comm comm, int num_neighbors,
+                                         const int *neighbor_rank, const int64_t *offsets,
+                                         int components, const double *send, double *receive,
+                                         int tag, const bool *included);
+
 /// Exchanges one record of record_bytes bytes with each neighbouring rank:
 /// send + n * record_bytes goes to neighbor_rank[n], and neighbour n's
 /// record lands at receive + n * record_bytes. Collective among the

@@ -225,8 +225,8 @@ static const option options[] = {
      "there; device = packed and summed on the GPU, only shared values travel (via host "
      "buffers); gpu-aware = as device, with GPU buffers handed to a CUDA-aware MPI; peer = as "
      "device, the packed values copied GPU to GPU (CUDA IPC), for ranks whose neighbours all "
-     "run on their node; auto = peer where every rank can, else device (the CPU backends sum "
-     "on the host)",
+     "run on their node; auto = peer between the ranks that can map each other's buffers, "
+     "device between the others (the CPU backends sum on the host)",
      ANY, &exchange_names, FIELD(exchange)},
     {"run", "inputs", TYPE_ENUM, "auto",
      "how the kernels get their inputs: materialised = built into memory, then contracted "

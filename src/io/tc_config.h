@@ -33,7 +33,7 @@ typedef enum {
   TC_EXCHANGE_DEVICE,    ///< packed and summed on the GPU; only shared values travel, via host buffers
   TC_EXCHANGE_GPU_AWARE, ///< as device, with device buffers handed to a CUDA-aware MPI
   TC_EXCHANGE_PEER,      ///< as device, copied GPU to GPU (CUDA IPC) between ranks of one node
-  TC_EXCHANGE_AUTO,      ///< peer where it can run, else device, on the CUDA backend
+  TC_EXCHANGE_AUTO,      ///< CUDA backend: peer between ranks that can, device between the others
   TC_EXCHANGE_COUNT
 } tc_exchange_mode;
 
@@ -142,9 +142,9 @@ tc_inputs_mode tc_config_inputs(const tc_config *config);
 
 /// The shared-node exchange asked for: run.exchange, with auto resolved to
 /// host on the CPU backends (which always sum on the host). On the CUDA
-/// backend auto stays auto: peer where every rank can map its neighbours'
-/// buffers, else device, found at the first exchange
-/// (tc_loop_exchange_name names the one that ran).
+/// backend auto stays auto: peer between the ranks that can map each
+/// other's buffers, device between the others, found when the ranks connect
+/// (tc_loop_exchange_name names the route that ran).
 tc_exchange_mode tc_config_exchange(const tc_config *config);
 
 /// Gauss points per direction: element.quadrature, or order + 1 for 0.

@@ -66,7 +66,7 @@ struct tc_report {
   char replay[512];       ///< how the steps ran their batches ("": not known)
   char fused_form[160];   ///< the fused elasticity's form ("": none ran)
   char exchange[16];      ///< the shared-node exchange that ran ("": run.exchange's)
-  char exchange_why[512]; ///< why run.exchange = auto did not run the peer copies
+  char exchange_why[512]; ///< why run.exchange = auto sent messages between some pair
   int64_t workset_cells, workset_batches;
   tc_config config;
   char *deck;       ///< the effective deck text
@@ -769,8 +769,8 @@ void tc_report_print(const tc_report *report, FILE *stream) {
     if (report->fused_form[0])
       fprintf(stream, "fused elasticity (rank 0): %s\n", report->fused_form);
     if (report->exchange_why[0])
-      fprintf(stream, "exchange: %s, not peer copies: %s\n", report->exchange,
-              report->exchange_why);
+      fprintf(stream, "exchange: %s (messages through host buffers where: %s)\n",
+              report->exchange, report->exchange_why);
     bool any_variant = false;
     for (int k = 0; k < TC_KERNEL_COUNT; k++)
       if (config->kernels[k] && report->variant_known[k]) {

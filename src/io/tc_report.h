@@ -43,8 +43,8 @@ tc_err tc_report_set_workset(tc_report *report, int64_t batch_cells, int64_t bat
 void tc_report_set_replay(tc_report *report, const char *note);
 
 /// Records the shared-node exchange that ran (tc_loop_exchange_name: its
-/// name, and why run.exchange = auto did not run the peer copies; NULL or
-/// "": run.exchange's name, no reason). Not collective.
+/// name, and why run.exchange = auto sent messages between some pair; NULL
+/// or "": run.exchange's name, no reason). Not collective.
 void tc_report_set_exchange(tc_report *report, const char *name, const char *why);
 
 /// Records the form of the fused elasticity product rank 0 ran

@@ -91,9 +91,10 @@ const char *tc_loop_batch_rule(const tc_loop *loop);
 /// CUDA graph recorded once; where recording failed, why. For the report.
 const char *tc_loop_replay_note(const tc_loop *loop);
 /// The shared-node exchange the steps ran, as run.exchange names it (host,
-/// device, gpu-aware, peer; run.exchange as resolved before the first step),
-/// and in *why (may be NULL) why auto did not run the peer copies ("" where
-/// it did, or was not asked to). For the report.
+/// device, gpu-aware, peer, or peer+device where some pairs of ranks copy
+/// and others send; run.exchange as resolved before tc_loop_connect), and
+/// in *why (may be NULL) why auto sent messages between some pair ("" where
+/// none did). For the report.
 const char *tc_loop_exchange_name(const tc_loop *loop, const char **why);
 /// Quadrature points per cell and scalar fields per cell.
 int64_t tc_loop_num_points(const tc_loop *loop);

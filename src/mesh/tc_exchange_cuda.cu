@@ -28,6 +28,7 @@
 extern "C" {
 #include "tc_cuda_call.h"
 #include "tc_exchange_cuda.h"
+#include "tc_fault.h"
 #include "tc_parallel.h"
 }
 
@@ -40,6 +41,7 @@ struct peer_link {
   cudaEvent_t packed = nullptr, copied = nullptr;
   int64_t capacity = 0;               ///< words of one of its packed buffers
   int64_t first_entry = 0;            ///< where this rank's entries start in them
+  bool copies = false;                ///< the pair copies GPU to GPU (else: messages)
 };
 
 struct tc_exchange_cuda {
@@ -55,7 +57,10 @@ struct tc_exchange_cuda {
   double *send, *receive;              /* device, packed; send holds two buffers on peer routes */
   double *host_send, *host_receive;    /* pinned, but for the CUDA-aware route */
   /* the peer routes */
-  bool decided, peer;                  /* the route is known; it is the peer copies */
+  bool decided, peer;                  /* the route is known; it is the peer copies' */
+  bool copying, mixed;                 /* some pair copies; some pairs copy, others send (all ranks) */
+  bool messages;                       /* some pair of this rank's sends messages */
+  bool *sends;                         /* [num_neighbors]: the pair sends messages */
   char why[512];                       /* why auto fell back to the host buffers */
   int64_t calls;
   cudaEvent_t packed, copied;          /* this rank's, shared with its neighbours */
@@ -183,75 +188,114 @@ struct peer_record {
   int32_t usable;                     ///< 0: it could not share them (it says why)
 };
 
-/// Unmaps the neighbours' buffers and events and drops this rank's events,
-/// once the copies queued on both sides have run.
+/// Unmaps neighbour n's buffers and events, once its copies queued from
+/// this rank's outboxes have run; the pair then sends messages.
+void unlink_peer(tc_exchange_cuda *x, int n) {
+  peer_link &link = x->links[n];
+  if (link.copied)
+    (void)cudaEventSynchronize(link.copied);
+  if (link.outboxes)
+    (void)cudaIpcCloseMemHandle(link.outboxes);
+  if (link.packed)
+    (void)cudaEventDestroy(link.packed);
+  if (link.copied)
+    (void)cudaEventDestroy(link.copied);
+  link = peer_link{};
+  (void)cudaGetLastError(); // a failed unmap is not the next call's error
+}
+
+/// Unmaps every neighbour and drops this rank's events, once the copies
+/// queued on both sides have run.
 void disconnect_peers(tc_exchange_cuda *x) {
   (void)cudaStreamSynchronize(x->stream); // clean-up: no error path
-  for (int n = 0; x->links && n < x->num_neighbors; ++n) {
-    peer_link &link = x->links[n];
-    if (link.copied)
-      (void)cudaEventSynchronize(link.copied); // its copies from this rank's outboxes
-    if (link.outboxes)
-      (void)cudaIpcCloseMemHandle(link.outboxes);
-    if (link.packed)
-      (void)cudaEventDestroy(link.packed);
-    if (link.copied)
-      (void)cudaEventDestroy(link.copied);
-  }
+  for (int n = 0; x->links && n < x->num_neighbors; ++n)
+    unlink_peer(x, n);
   free(x->links);
+  free(x->sends);
   x->links = nullptr;
+  x->sends = nullptr;
   if (x->packed)
     (void)cudaEventDestroy(x->packed);
   if (x->copied)
     (void)cudaEventDestroy(x->copied);
   x->packed = x->copied = nullptr;
-  (void)cudaGetLastError(); // a failed unmap is not the next call's error
+  (void)cudaGetLastError();
 }
 
-/// Why this rank cannot run the peer route, into why ("" where it can):
-/// its own buffers and events made shareable, then every neighbour's mapped.
-/// theirs[n] is neighbour n's record.
+/// Maps each neighbour's buffers and events whose record allows it (the
+/// same node, a usable record, the mappings succeed), setting
+/// link.copies; the first reason one cannot goes to why.
 void map_peers(tc_exchange_cuda *x, const peer_record &mine, const peer_record *theirs, char *why,
                size_t size) {
-  for (int n = 0; n < x->num_neighbors && !why[0]; ++n) {
+  for (int n = 0; n < x->num_neighbors; ++n) {
     const peer_record &them = theirs[n];
     peer_link &link = x->links[n];
     const int rank = x->neighbor_rank[n];
+    char reason[sizeof x->why] = "";
     cudaError_t rc = cudaSuccess;
     if (!them.usable)
-      snprintf(why, size, "rank %d cannot share its GPU buffers", rank);
+      snprintf(reason, sizeof reason, "rank %d cannot share its GPU buffers", rank);
+    else if (!mine.usable)
+      snprintf(reason, sizeof reason, "%s", why);
     else if (strncmp(them.node, mine.node, sizeof mine.node) != 0)
-      snprintf(why, size, "rank %d runs on node %.64s, not on this rank's node %.64s", rank,
-               them.node, mine.node);
+      snprintf(reason, sizeof reason, "rank %d runs on node %.64s, not on this rank's node %.64s",
+               rank, them.node, mine.node);
     else if ((rc = cudaIpcOpenMemHandle((void **)&link.outboxes, them.outboxes,
                                         cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess ||
              (rc = cudaIpcOpenEventHandle(&link.packed, them.packed)) != cudaSuccess ||
              (rc = cudaIpcOpenEventHandle(&link.copied, them.copied)) != cudaSuccess)
-      snprintf(why, size, "the GPU buffers of rank %d cannot be mapped here (%s)", rank,
-               cudaGetErrorString(rc));
+      snprintf(reason, sizeof reason, "the GPU buffers of rank %d cannot be mapped here (%s)",
+               rank, cudaGetErrorString(rc));
     link.capacity = them.capacity;
     link.first_entry = them.first_entry;
+    link.copies = !reason[0];
+    if (reason[0] && !why[0])
+      snprintf(why, size, "%s", reason);
   }
   (void)cudaGetLastError(); // a failed mapping is reported through why
 }
 
-/// A first copy from each neighbour's memory, so that the cost of the
+/// This rank's buffers and events made shareable into mine, or why not.
+void share_own(tc_exchange_cuda *x, peer_record &mine, char *why, size_t size) {
+  if (x->num_neighbors == 0)
+    return;
+  if (tc_fault_check("peer_map") != TC_SUCCESS) { /* test-only: TCMINI_FAULT=peer_map */
+    snprintf(why, size, "%s", tc_error_message());
+    tc_error_clear();
+    return;
+  }
+  cudaError_t rc = cudaSuccess;
+  if ((rc = cudaEventCreateWithFlags(&x->packed, cudaEventDisableTiming | cudaEventInterprocess)) !=
+          cudaSuccess ||
+      (rc = cudaEventCreateWithFlags(&x->copied, cudaEventDisableTiming | cudaEventInterprocess)) !=
+          cudaSuccess ||
+      (rc = cudaIpcGetMemHandle(&mine.outboxes, x->send)) != cudaSuccess ||
+      (rc = cudaIpcGetEventHandle(&mine.packed, x->packed)) != cudaSuccess ||
+      (rc = cudaIpcGetEventHandle(&mine.copied, x->copied)) != cudaSuccess)
+    snprintf(why, size, "this rank's GPU buffers cannot be shared (%s)", cudaGetErrorString(rc));
+  (void)cudaGetLastError();
+}
+
+/// A first copy from each mapped neighbour's memory, so that the cost of the
 /// first falls in the set-up rather than in a step. The values are not used:
 /// every sum copies before it reads.
 tc_err first_copies(tc_exchange_cuda *x) {
   for (int n = 0; n < x->num_neighbors; ++n)
-    TC_CUDA_CALL(cudaMemcpyAsync(x->receive, x->links[n].outboxes, sizeof(double),
-                                 cudaMemcpyDeviceToDevice, x->stream));
+    if (x->links[n].copies)
+      TC_CUDA_CALL(cudaMemcpyAsync(x->receive, x->links[n].outboxes, sizeof(double),
+                                   cudaMemcpyDeviceToDevice, x->stream));
   TC_CUDA_CALL(cudaStreamSynchronize(x->stream));
   return TC_SUCCESS;
 }
 
-/// Sets the peer route up (the first call of sum_fields on a peer route):
-/// every rank makes its outboxes and events shareable, sends its
-/// neighbours their records, maps theirs, and all ranks agree whether the
-/// route runs. On TC_EXCHANGE_ROUTE_PEER a rank that cannot fails them all
-/// with its reason; on TC_EXCHANGE_ROUTE_PEER_OR_HOST they fall back to the
-/// host buffers, keeping the reason. Collective on the mesh's communicator.
+/// Sets the peer route up (tc_exchange_cuda_connect, or the first call of
+/// sum_fields): every rank makes its outboxes and events shareable, sends
+/// its neighbours their records and maps theirs; a pair copies GPU to GPU
+/// where each side could map the other's, and sends messages through the
+/// host buffers otherwise. On TC_EXCHANGE_ROUTE_PEER a pair that cannot
+/// copy fails the run with its reason; on TC_EXCHANGE_ROUTE_PEER_OR_HOST the
+/// lowest rank's reason is kept for the report. Collective on the mesh's
+/// communicator.
 tc_err connect_peers(tc_exchange_cuda *x) {
   MPI_Comm comm = tc_mesh_comm(x->mesh);
   char why[sizeof x->why] = "";
@@ -261,89 +305,129 @@ tc_err connect_peers(tc_exchange_cuda *x) {
   if (MPI_Get_processor_name(mine.node, &length) != MPI_SUCCESS)
     snprintf(why, sizeof why, "MPI_Get_processor_name failed");
   const int count = x->num_neighbors;
-  x->links = (peer_link *)calloc((size_t)std::max(count, 1), sizeof *x->links);
-  peer_record *records = (peer_record *)calloc(2 * (size_t)std::max(count, 1), sizeof *records);
-  if (!x->links || !records)
-    snprintf(why, sizeof why, "out of host memory for %d neighbours' records", count);
-  cudaError_t rc = cudaSuccess;
-  if (!why[0] && count > 0 &&
-      ((rc = cudaEventCreateWithFlags(&x->packed, cudaEventDisableTiming |
-                                                      cudaEventInterprocess)) != cudaSuccess ||
-       (rc = cudaEventCreateWithFlags(&x->copied, cudaEventDisableTiming |
-                                                      cudaEventInterprocess)) != cudaSuccess ||
-       (rc = cudaIpcGetMemHandle(&mine.outboxes, x->send)) != cudaSuccess ||
-       (rc = cudaIpcGetEventHandle(&mine.packed, x->packed)) != cudaSuccess ||
-       (rc = cudaIpcGetEventHandle(&mine.copied, x->copied)) != cudaSuccess))
-    snprintf(why, sizeof why, "this rank's GPU buffers cannot be shared (%s)",
-             cudaGetErrorString(rc));
-  (void)cudaGetLastError();
+  const size_t slots = (size_t)std::max(count, 1);
+  x->links = (peer_link *)calloc(slots, sizeof *x->links);
+  x->sends = (bool *)calloc(slots, sizeof *x->sends);
+  peer_record *records = (peer_record *)calloc(2 * slots, sizeof *records);
+  unsigned char *maps = (unsigned char *)calloc(2 * slots, 1);
+  tc_err err = x->links && x->sends && records && maps
+                   ? TC_SUCCESS
+                   : tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
+                                    "GPU exchange: out of host memory for %d neighbours", count);
+  if (err == TC_SUCCESS && !why[0])
+    share_own(x, mine, why, sizeof why);
   mine.capacity = x->capacity;
   mine.usable = !why[0];
-  tc_err err = TC_SUCCESS;
-  if (records) {
+  /* no rank waits for a record from a neighbour that has failed */
+  err = tc_parallel_agree(comm, err);
+  if (err == TC_SUCCESS) {
     for (int n = 0; n < count; ++n) {
       records[n] = mine;
       records[n].first_entry = x->neighbor_offsets[n];
     }
     err = tc_neighbor_exchange_records(comm, count, x->neighbor_rank, (int)sizeof *records,
                                        records, records + count, 7412);
-    if (err == TC_SUCCESS && !why[0])
-      map_peers(x, mine, records + count, why, sizeof why);
+  }
+  if (err == TC_SUCCESS) {
+    map_peers(x, mine, records + count, why, sizeof why);
+    /* a pair copies where both sides mapped the other's buffers */
+    for (int n = 0; n < count; ++n)
+      maps[n] = x->links[n].copies;
+    err = tc_neighbor_exchange_records(comm, count, x->neighbor_rank, 1, maps, maps + count, 7413);
+  }
+  bool copies = false, messages = false;
+  for (int n = 0; err == TC_SUCCESS && n < count; ++n) {
+    if (x->links[n].copies && !maps[count + n]) {
+      unlink_peer(x, n);
+      if (!why[0])
+        snprintf(why, sizeof why, "rank %d cannot map this rank's GPU buffers",
+                 x->neighbor_rank[n]);
+    }
+    x->sends[n] = !x->links[n].copies;
+    copies = copies || x->links[n].copies;
+    messages = messages || x->sends[n];
   }
   free(records);
+  free(maps);
   TC_CALL(tc_parallel_agree(comm, err));
-  /* whether any rank has neighbours: without, nothing travels and the route
-   * stays the host buffers' (auto) */
-  int64_t neighbours = count > 0;
-  TC_CALL(tc_allreduce_max_int64(comm, &neighbours, 1));
-  const tc_err local = why[0] ? tc_error_raise(TC_ERR_INPUT, __FILE__, __LINE__, __func__,
-                                               "run.exchange = peer: %s (run.exchange = device "
-                                               "sends through host buffers)", why)
-                              : TC_SUCCESS;
-  const tc_err agreed = tc_parallel_agree(comm, local);
+  int64_t any[2] = {copies, messages}; /* over all ranks */
+  TC_CALL(tc_allreduce_max_int64(comm, any, 2));
   x->decided = true;
-  if (agreed == TC_SUCCESS && (neighbours || x->route == TC_EXCHANGE_ROUTE_PEER)) {
-    x->peer = true;
-    return tc_parallel_agree(comm, first_copies(x));
-  }
+  x->copying = any[0] != 0;
+  x->mixed = any[0] != 0 && any[1] != 0;
+  x->messages = messages;
+  const bool asked = x->route == TC_EXCHANGE_ROUTE_PEER;
+  const tc_err local = !messages ? TC_SUCCESS
+                       : asked   ? tc_error_raise(TC_ERR_INPUT, __FILE__, __LINE__, __func__,
+                                                  "run.exchange = peer: %s (run.exchange = device "
+                                                  "sends through host buffers)", why)
+                                 : tc_error_raise(TC_ERR_INPUT, __FILE__, __LINE__, __func__, "%s",
+                                                  why);
+  const tc_err agreed = tc_parallel_agree(comm, local);
   if (agreed != TC_SUCCESS && x->route == TC_EXCHANGE_ROUTE_PEER) {
     disconnect_peers(x);
     return agreed;
   }
-  if (agreed != TC_SUCCESS) {
+  if (agreed != TC_SUCCESS) { /* auto: the reason of the lowest rank that sends messages */
     snprintf(x->why, sizeof x->why, "%s", tc_error_message());
     tc_error_clear();
   }
-  disconnect_peers(x);
-  return TC_SUCCESS;
+  if (!x->copying && x->route == TC_EXCHANGE_ROUTE_PEER_OR_HOST) {
+    disconnect_peers(x);
+    return TC_SUCCESS;
+  }
+  x->peer = true;
+  return tc_parallel_agree(comm, first_copies(x));
 }
 
 /// The peer route of sum_fields (see the order of events at the top of the
-/// file); `err` is this rank's status so far.
+/// file), with the pairs that cannot copy sending messages through the host
+/// buffers as the host-buffer route does; `err` is this rank's status so far.
 tc_err peer_sum(tc_exchange_cuda *x, const field_list &fields, tc_err err) {
   const int width = fields.width;
   const int64_t parity = x->calls & 1;
   ++x->calls;
   double *outbox = x->send + parity * x->capacity;
-  const bool linked = x->num_neighbors > 0;
+  const int64_t *offsets = x->neighbor_offsets;
+  const bool *sends = x->sends;
   if (err == TC_SUCCESS && width > 0)
     err = [&]() -> tc_err {
       for (int n = 0; n < x->num_neighbors; ++n) /* their copies of this outbox, two calls ago */
-        TC_CUDA_CALL(cudaStreamWaitEvent(x->stream, x->links[n].copied, 0));
+        if (x->links[n].copies)
+          TC_CUDA_CALL(cudaStreamWaitEvent(x->stream, x->links[n].copied, 0));
       TC_LAUNCH(pack_kernel, x->entries * width, x->stream, fields, x->neighbor_nodes, x->entries,
                 outbox);
-      if (linked)
+      if (x->packed)
         TC_CUDA_CALL(cudaEventRecord(x->packed, x->stream));
+      if (!x->messages)
+        return TC_SUCCESS;
+      for (int n = 0; n < x->num_neighbors; ++n)
+        if (sends[n])
+          TC_CUDA_CALL(cudaMemcpyAsync(x->host_send + offsets[n] * width, outbox + offsets[n] * width,
+                                       (size_t)((offsets[n + 1] - offsets[n]) * width) *
+                                           sizeof(double),
+                                       cudaMemcpyDeviceToHost, x->stream));
+      TC_CUDA_CALL(cudaStreamSynchronize(x->stream));
       return TC_SUCCESS;
     }();
   /* No rank copies before every rank has packed (or failed, and then none does). */
   TC_CALL(tc_parallel_agree(tc_mesh_comm(x->mesh), err));
   if (width == 0)
     return TC_SUCCESS;
+  if (x->messages) {
+    TC_CALL(tc_mesh_exchange_packed_among(x->mesh, width, x->host_send, x->host_receive, sends));
+    for (int n = 0; n < x->num_neighbors; ++n)
+      if (sends[n])
+        TC_CUDA_CALL(cudaMemcpyAsync(x->receive + offsets[n] * width,
+                                     x->host_receive + offsets[n] * width,
+                                     (size_t)((offsets[n + 1] - offsets[n]) * width) *
+                                         sizeof(double),
+                                     cudaMemcpyHostToDevice, x->stream));
+  }
   for (int n = 0; n < x->num_neighbors; ++n) {
     const peer_link &link = x->links[n];
-    const int64_t first = x->neighbor_offsets[n], entries = x->neighbor_offsets[n + 1] - first;
-    if (entries == 0)
+    const int64_t first = offsets[n], entries = offsets[n + 1] - first;
+    if (!link.copies || entries == 0)
       continue;
     TC_CUDA_CALL(cudaStreamWaitEvent(x->stream, link.packed, 0));
     TC_CUDA_CALL(cudaMemcpyAsync(x->receive + first * width,
@@ -351,7 +435,7 @@ tc_err peer_sum(tc_exchange_cuda *x, const field_list &fields, tc_err err) {
                                  (size_t)(entries * width) * sizeof(double),
                                  cudaMemcpyDeviceToDevice, x->stream));
   }
-  if (linked)
+  if (x->copied)
     TC_CUDA_CALL(cudaEventRecord(x->copied, x->stream));
   TC_LAUNCH(sum_kernel, x->num_shared * width, x->stream, fields, x->shared_nodes,
             x->term_offsets, x->terms, x->num_shared, x->receive);
@@ -462,5 +546,5 @@ extern "C" const char *tc_exchange_cuda_route_name(const tc_exchange_cuda *excha
     return "device";
   if (!x->decided)
     return x->route == TC_EXCHANGE_ROUTE_PEER ? "peer" : "auto";
-  return x->peer ? "peer" : "device";
+  return !x->peer ? "device" : x->mixed ? "peer+device" : "peer";
 }

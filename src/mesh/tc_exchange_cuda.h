@@ -28,7 +28,8 @@ typedef enum {
   TC_EXCHANGE_ROUTE_MPI_DEVICE,   ///< device buffers handed to a CUDA-aware MPI (gpu-aware)
   TC_EXCHANGE_ROUTE_PEER,         ///< each rank copies its neighbours' packed buffers GPU to GPU
                                   ///< (CUDA IPC); fails where a rank cannot (peer)
-  TC_EXCHANGE_ROUTE_PEER_OR_HOST, ///< peer where every rank can, else host buffers (auto)
+  TC_EXCHANGE_ROUTE_PEER_OR_HOST, ///< peer between the ranks that can map each other's
+                                  ///< buffers, host buffers between the others (auto)
 } tc_exchange_route;
 
 #if TCMINI_HAVE_CUDA
@@ -64,9 +65,10 @@ tc_err tc_exchange_cuda_sum_fields(tc_exchange_cuda *exchange, int count,
 tc_err tc_exchange_cuda_connect(tc_exchange_cuda *exchange);
 
 /// The route that runs, as run.exchange names it ("device", "gpu-aware",
-/// "peer"; "auto" before the first sum of TC_EXCHANGE_ROUTE_PEER_OR_HOST),
-/// and in *why (may be NULL) why auto fell back to the host buffers ("" when
-/// it did not). Not collective.
+/// "peer", and "peer+device" where some pairs of ranks copy and others send
+/// messages; "auto" before TC_EXCHANGE_ROUTE_PEER_OR_HOST connects), and in
+/// *why (may be NULL) the lowest rank's reason for a pair that sends
+/// messages on that route ("" where none does). Not collective.
 const char *tc_exchange_cuda_route_name(const tc_exchange_cuda *exchange, const char **why);
 #else
 #define TC_EXCHANGE_CUDA_UNSUPPORTED_                                                   \

@@ -590,9 +590,14 @@ void tc_mesh_get_exchange_plan(const tc_mesh *mesh, tc_mesh_exchange_plan *plan)
 
 tc_err tc_mesh_exchange_packed(const tc_mesh *mesh, int components, const double *send,
                                double *receive) {
-  return tc_neighbor_exchange_double(mesh->comm, mesh->num_neighbors, mesh->neighbor_rank,
-                                     mesh->neighbor_offsets, components, send, receive,
-                                     EXCHANGE_TAG);
+  return tc_mesh_exchange_packed_among(mesh, components, send, receive, NULL);
+}
+
+tc_err tc_mesh_exchange_packed_among(const tc_mesh *mesh, int components, const double *send,
+                                     double *receive, const bool *included) {
+  return tc_neighbor_exchange_double_among(mesh->comm, mesh->num_neighbors, mesh->neighbor_rank,
+                                           mesh->neighbor_offsets, components, send, receive,
+                                           EXCHANGE_TAG, included);
 }
 
 /* One message per neighbour for every field: entry e holds the fields'

@@ -129,6 +129,12 @@ tc_err tc_mesh_exchange_fits(const tc_mesh *mesh, int components);
 tc_err tc_mesh_exchange_packed(const tc_mesh *mesh, int components, const double *send,
                                double *receive);
 
+/// tc_mesh_exchange_packed with the neighbours n (in the plan's order) whose
+/// included[n] is true (NULL: all); the others' entries of receive are left
+/// as they are. Collective with the included neighbours.
+tc_err tc_mesh_exchange_packed_among(const tc_mesh *mesh, int components, const double *send,
+                                     double *receive, const bool *included);
+
 /// Physical position of a global node of the generated box (with distortion),
 /// the function the generator uses; for tests and exact-solution checks.
 void tc_mesh_node_position(const tc_mesh_options *options, int64_t i, int64_t j,
