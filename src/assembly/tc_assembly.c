@@ -473,17 +473,14 @@ tc_err tc_assembly_add_vectors(const tc_assembly *assembly, int components,
 void tc_assembly_multiply(const tc_assembly *assembly, int components, const double *values,
                           const double *x, double *y) {
   const tc_csr *csr = tc_assembly_graph(assembly, components);
-  const tc_csr *nodes = &assembly->scalar;
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < csr->num_rows; ++row) {
-    /* entry k * components + j of the row: node nodes->columns[first + k], component j */
-    const int64_t first = nodes->row_offsets[row / components],
-                  length = nodes->row_offsets[row / components + 1] - first;
-    const double *entries = values + csr->row_offsets[row];
+    const tc_assembly_row view = tc_assembly_row_view(&assembly->scalar, csr, components, row);
+    const double *entries = values + view.first;
     double sum = 0.0;
-    for (int64_t k = 0; k < length; ++k)
+    for (int64_t k = 0; k < view.length; ++k)
       for (int j = 0; j < components; ++j)
-        sum += entries[k * components + j] * x[nodes->columns[first + k] * components + j];
+        sum += entries[k * components + j] * x[view.nodes[k] * components + j];
     y[row] = sum;
   }
 }

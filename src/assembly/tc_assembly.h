@@ -37,6 +37,26 @@ void tc_assembly_destroy(tc_assembly **assembly);
 /// graph's arrays), which spares a 128^3 Q1 box 4.2 GB of columns.
 const tc_csr *tc_assembly_graph(const tc_assembly *assembly, int components);
 
+/// Row `row` of a matrix of `components` per node, read through the node
+/// graph (tc_assembly_graph's block layout): entry k * components + j of the
+/// row, at values[first + k * components + j], is column
+/// nodes[k] * components + j, for k < length.
+typedef struct {
+  const int64_t *nodes; ///< the row's nodes, ascending (node-graph columns)
+  int64_t length;       ///< how many
+  int64_t first;        ///< the row's first entry in the matrix's values
+} tc_assembly_row;
+
+/// The view of `row` of `graph` (the graph of `components` per node) through
+/// `node_graph` (tc_assembly_graph(assembly, 1)).
+static inline tc_assembly_row tc_assembly_row_view(const tc_csr *node_graph, const tc_csr *graph,
+                                                   int components, int64_t row) {
+  const int64_t node = row / components, begin = node_graph->row_offsets[node];
+  return (tc_assembly_row){.nodes = node_graph->columns + begin,
+                           .length = node_graph->row_offsets[node + 1] - begin,
+                           .first = graph->row_offsets[row]};
+}
+
 /// Where each cell's entries land in a node's rows, so that the gather needs
 /// no search: for link e of the mesh's node->cell map (node n, cell
 /// node_cells[e]) and node b of that cell, entry [e * nodes_per_cell + b] is

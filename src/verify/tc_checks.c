@@ -180,17 +180,14 @@ static tc_err difference_product(const check_context *ctx, int components, const
   const tc_csr *graph = tc_assembly_graph(tc_loop_assembly(ctx->loop), components);
   const tc_csr *nodes = tc_assembly_graph(tc_loop_assembly(ctx->loop), 1);
   for (int64_t row = 0; row < graph->num_rows; ++row) {
-    /* entry k * components + j of the row: node nodes->columns[first + k],
-     * component j (tc_assembly_graph) */
-    const int64_t node = row / components, first = nodes->row_offsets[node],
-                  length = nodes->row_offsets[node + 1] - first;
-    const double *entries = matrix + graph->row_offsets[row];
+    const int64_t node = row / components;
+    const tc_assembly_row view = tc_assembly_row_view(nodes, graph, components, row);
+    const double *entries = matrix + view.first;
     double sum = 0.0, size = 0.0;
-    for (int64_t k = 0; k < length; ++k)
+    for (int64_t k = 0; k < view.length; ++k)
       for (int j = 0; j < components; ++j) {
         const double term = entries[k * components + j] *
-                            (x[nodes->columns[first + k] * components + j] -
-                             x[node * components + j]);
+                            (x[view.nodes[k] * components + j] - x[node * components + j]);
         sum += term;
         size += fabs(term);
       }
