@@ -2,13 +2,14 @@
  * queued on the device through tc_loop_cuda (geometry, inputs,
  * gather-assemble and row reductions on the device), the shared-node sums
  * on the host or (run.exchange = device, gpu-aware, peer or auto) on the
- * device through tc_exchange_cuda. Nothing comes back each step but the node vectors the
- * host exchange sums (where this rank shares nodes); the rest stays on the
- * device until copy_results. Plain C: without the
- * CUDA backend in the build the calls it makes fail with
- * TC_ERR_UNSUPPORTED, and a device of that kind cannot be opened. */
+ * device through tc_exchange_cuda. Nothing comes back each step but the
+ * node vectors the host exchange sums (where this rank shares nodes); the
+ * rest stays on the device until copy_results. Plain C: without the CUDA
+ * backend in the build the calls it makes fail with TC_ERR_UNSUPPORTED, and
+ * a device of that kind cannot be opened. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tc_exchange_cuda.h"
 #include "tc_loop_backend.h"
@@ -66,10 +67,13 @@ static tc_err cuda_create(tc_loop *loop) {
                               loop->assembly, &loop->results, stream, &s->gpu));
   TC_CALL(tc_loop_cuda_set_lanes(s->gpu, loop->in_flight));
   const tc_exchange_mode exchange = tc_config_exchange(loop->config);
-  const tc_exchange_route route = exchange == TC_EXCHANGE_GPU_AWARE ? TC_EXCHANGE_ROUTE_MPI_DEVICE
-                                  : exchange == TC_EXCHANGE_PEER    ? TC_EXCHANGE_ROUTE_PEER
-                                  : exchange == TC_EXCHANGE_AUTO    ? TC_EXCHANGE_ROUTE_PEER_OR_HOST
-                                                                    : TC_EXCHANGE_ROUTE_HOST_BUFFERS;
+  tc_exchange_route route = TC_EXCHANGE_ROUTE_HOST_BUFFERS;
+  if (exchange == TC_EXCHANGE_GPU_AWARE)
+    route = TC_EXCHANGE_ROUTE_MPI_DEVICE;
+  else if (exchange == TC_EXCHANGE_PEER)
+    route = TC_EXCHANGE_ROUTE_PEER;
+  else if (exchange == TC_EXCHANGE_AUTO)
+    route = TC_EXCHANGE_ROUTE_PEER_OR_HOST;
   if (exchange != TC_EXCHANGE_HOST)
     TC_CALL(tc_exchange_cuda_create(loop->mesh, 3 * TC_LOOP_CUDA_MAX_NODE_VECTORS, route, stream,
                                     &s->exchange));
@@ -202,7 +206,8 @@ static tc_err cuda_exchange(tc_loop *loop) {
   int components[TC_LOOP_CUDA_MAX_NODE_VECTORS];
   int count = tc_loop_cuda_node_vectors(s->gpu, vectors, components);
   const tc_err err = tc_exchange_cuda_sum_fields(s->exchange, count, vectors, components);
-  note_route(loop);
+  if (!loop->exchange_name[0] || strcmp(loop->exchange_name, "auto") == 0)
+    note_route(loop); /* connected here: tc_loop_connect was not called */
   return err;
 }
 

@@ -58,7 +58,7 @@ struct tc_exchange_cuda {
   double *host_send, *host_receive;    /* pinned, but for the CUDA-aware route */
   /* the peer routes */
   bool decided, peer;                  /* the route is known; it is the peer copies' */
-  bool copying, mixed;                 /* some pair copies; some pairs copy, others send (all ranks) */
+  bool copying, mixed;                 /* over all ranks: some pair copies; some copy, some send */
   bool messages;                       /* some pair of this rank's sends messages */
   bool *sends;                         /* [num_neighbors]: the pair sends messages */
   char why[512];                       /* why auto fell back to the host buffers */
@@ -139,7 +139,8 @@ tc_err allocate(tc_exchange_cuda *x, const tc_mesh_exchange_plan &plan) {
                  "shared-node term offsets", x->stream));
   TC_CALL(upload(&x->terms, plan.shared_terms, terms, "shared-node terms", x->stream));
   const int64_t count = std::max<int64_t>(x->entries, 1) * x->max_components;
-  const bool peer = x->route == TC_EXCHANGE_ROUTE_PEER || x->route == TC_EXCHANGE_ROUTE_PEER_OR_HOST;
+  const bool peer =
+      x->route == TC_EXCHANGE_ROUTE_PEER || x->route == TC_EXCHANGE_ROUTE_PEER_OR_HOST;
   x->capacity = count;
   TC_CALL(device_alloc(&x->send, peer ? 2 * count : count, "exchange send buffer"));
   TC_CALL(device_alloc(&x->receive, count, "exchange receive buffer"));
@@ -403,7 +404,8 @@ tc_err peer_sum(tc_exchange_cuda *x, const field_list &fields, tc_err err) {
         return TC_SUCCESS;
       for (int n = 0; n < x->num_neighbors; ++n)
         if (sends[n])
-          TC_CUDA_CALL(cudaMemcpyAsync(x->host_send + offsets[n] * width, outbox + offsets[n] * width,
+          TC_CUDA_CALL(cudaMemcpyAsync(x->host_send + offsets[n] * width,
+                                       outbox + offsets[n] * width,
                                        (size_t)((offsets[n + 1] - offsets[n]) * width) *
                                            sizeof(double),
                                        cudaMemcpyDeviceToHost, x->stream));
