@@ -74,9 +74,9 @@ void tc_comm_free(MPI_Comm *comm) {
 double tc_wtime(void) { return MPI_Wtime(); }
 
 /* Posts every receive and send, then waits for all of them: neighbour n's
- * message is items [offsets[n], offsets[n + 1]) of `item_bytes` bytes each,
- * sent as `count` elements of `type` per item; neighbours with included[n]
- * false are skipped (included NULL: none). */
+ * message is items [offsets[n], offsets[n + 1]) (offsets NULL: item n alone)
+ * of `item_bytes` bytes each, sent as `count` elements of `type` per item;
+ * neighbours with included[n] false are skipped (included NULL: none). */
 static tc_err exchange(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
                        const int64_t *offsets, int count, MPI_Datatype type, size_t item_bytes,
                        const void *send, void *receive, int tag, const bool *included,
@@ -85,20 +85,20 @@ static tc_err exchange(MPI_Comm comm, int num_neighbors, const int *neighbor_ran
   char *into = receive;
   for (int n = 0; n < 2 * num_neighbors; ++n)
     requests[n] = MPI_REQUEST_NULL;
-  for (int n = 0; n < num_neighbors; ++n) {
-    if (included && !included[n])
-      continue;
-    int items = (int)((offsets[n + 1] - offsets[n]) * count);
-    TC_MPI_CALL(MPI_Irecv(into + (size_t)offsets[n] * item_bytes, items, type, neighbor_rank[n],
-                          tag, comm, &requests[n]));
-  }
-  for (int n = 0; n < num_neighbors; ++n) {
-    if (included && !included[n])
-      continue;
-    int items = (int)((offsets[n + 1] - offsets[n]) * count);
-    TC_MPI_CALL(MPI_Isend(from + (size_t)offsets[n] * item_bytes, items, type, neighbor_rank[n],
-                          tag, comm, &requests[num_neighbors + n]));
-  }
+  /* every receive posted before any send, so that no message arrives unexpected */
+  for (int pass = 0; pass < 2; ++pass)
+    for (int n = 0; n < num_neighbors; ++n) {
+      if (included && !included[n])
+        continue;
+      const int64_t first = offsets ? offsets[n] : n, last = offsets ? offsets[n + 1] : n + 1;
+      const int items = (int)((last - first) * count);
+      if (pass == 0)
+        TC_MPI_CALL(MPI_Irecv(into + (size_t)first * item_bytes, items, type, neighbor_rank[n],
+                              tag, comm, &requests[n]));
+      else
+        TC_MPI_CALL(MPI_Isend(from + (size_t)first * item_bytes, items, type, neighbor_rank[n],
+                              tag, comm, &requests[num_neighbors + n]));
+    }
   TC_MPI_CALL(MPI_Waitall(2 * num_neighbors, requests, MPI_STATUSES_IGNORE));
   return TC_SUCCESS;
 }
@@ -123,15 +123,7 @@ static tc_err exchange_with(MPI_Comm comm, int num_neighbors, const int *neighbo
 
 tc_err tc_neighbor_exchange_double(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
                                    const int64_t *offsets, int components, const double *send,
-                                   double *receive, int tag) {
-  return exchange_with(comm, num_neighbors, neighbor_rank, offsets, components, MPI_DOUBLE,
-                       (size_t)components * sizeof(double), send, receive, tag, NULL);
-}
-
-tc_err tc_neighbor_exchange_double_among(MPI_Comm comm, int num_neighbors,
-                                         const int *neighbor_rank, const int64_t *offsets,
-                                         int components, const double *send, double *receive,
-                                         int tag, const bool *included) {
+                                   double *receive, int tag, const bool *included) {
   return exchange_with(comm, num_neighbors, neighbor_rank, offsets, components, MPI_DOUBLE,
                        (size_t)components * sizeof(double), send, receive, tag, included);
 }
@@ -140,17 +132,8 @@ tc_err tc_neighbor_exchange_records(MPI_Comm comm, int num_neighbors, const int 
                                     int record_bytes, const void *send, void *receive, int tag) {
   TC_CHECK(record_bytes > 0 && num_neighbors >= 0, TC_ERR_ARGUMENT,
            "neighbour exchange of %d records of %d bytes", num_neighbors, record_bytes);
-  int64_t on_stack[65];
-  int64_t *offsets = on_stack;
-  if (num_neighbors + 1 > 65)
-    TC_CALLOC(offsets, (size_t)num_neighbors + 1);
-  for (int n = 0; n <= num_neighbors; ++n)
-    offsets[n] = n;
-  tc_err err = exchange_with(comm, num_neighbors, neighbor_rank, offsets, record_bytes, MPI_BYTE,
-                             (size_t)record_bytes, send, receive, tag, NULL);
-  if (offsets != on_stack)
-    free(offsets);
-  return err;
+  return exchange_with(comm, num_neighbors, neighbor_rank, NULL, record_bytes, MPI_BYTE,
+                       (size_t)record_bytes, send, receive, tag, NULL);
 }
 
 /* True when message starts with "rank N: ": an error agreed on before (a

@@ -64,24 +64,17 @@ void tc_comm_free(MPI_Comm *comm);
 /// Wall-clock seconds since an arbitrary origin (MPI_Wtime). Not collective.
 double tc_wtime(void);
 
-/// Exchanges doubles with neighbouring ranks: for n < num_neighbors, sends
+/// Exchanges doubles with neighbouring ranks: for n < num_neighbors whose
+/// included[n] is true (included NULL: every n), sends
 /// send[offsets[n]*components .. offsets[n+1]*components) to neighbor_rank[n]
 /// and receives as many into receive at the same place, all messages at
-/// once, then waits for all of them. Each neighbour must call it with this
-/// rank among its neighbours and the same counts and tag. Collective among
-/// the neighbours.
+/// once, then waits for all of them; the others get no message and their
+/// part of receive is left as it is. Each neighbour must call it with this
+/// rank among its neighbours, including this rank as this rank includes it,
+/// with the same counts and tag. Collective among the included neighbours.
 tc_err tc_neighbor_exchange_double(MPI_Comm comm, int num_neighbors, const int *neighbor_rank,
                                    const int64_t *offsets, int components, const double *send,
-                                   double *receive, int tag);
-
-/// tc_neighbor_exchange_double with the neighbours n whose included[n] is
-/// true: the others get no message and their part of receive is left as it
-/// is. Each neighbour must include this rank as this rank includes it.
-/// Collective among the included neighbours.
-tc_err tc_neighbor_exchange_double_among(MPI_Comm comm, int num_neighbors,
-                                         const int *neighbor_rank, const int64_t *offsets,
-                                         int components, const double *send, double *receive,
-                                         int tag, const bool *included);
+                                   double *receive, int tag, const bool *included);
 
 /// Exchanges one record of record_bytes bytes with each neighbouring rank:
 /// send + n * record_bytes goes to neighbor_rank[n], and neighbour n's

@@ -595,9 +595,9 @@ tc_err tc_mesh_exchange_packed(const tc_mesh *mesh, int components, const double
 
 tc_err tc_mesh_exchange_packed_among(const tc_mesh *mesh, int components, const double *send,
                                      double *receive, const bool *included) {
-  return tc_neighbor_exchange_double_among(mesh->comm, mesh->num_neighbors, mesh->neighbor_rank,
-                                           mesh->neighbor_offsets, components, send, receive,
-                                           EXCHANGE_TAG, included);
+  return tc_neighbor_exchange_double(mesh->comm, mesh->num_neighbors, mesh->neighbor_rank,
+                                     mesh->neighbor_offsets, components, send, receive,
+                                     EXCHANGE_TAG, included);
 }
 
 /* One message per neighbour for every field: entry e holds the fields'
