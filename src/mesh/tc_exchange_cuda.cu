@@ -1,8 +1,10 @@
 /* tc_exchange_cuda: shared-node sums of device-resident node vectors (see
- * tc_exchange_cuda.h): pack kernel, the packed values moved by MPI
- * (tc_mesh_exchange_packed: host-staged or CUDA-aware) or copied GPU to GPU
- * from the neighbours' mapped buffers (the peer route), sum kernel in
- * tc_mesh_sum_shared's order.
+ * tc_exchange_cuda.h): pack kernel, then per pair of neighbours either a GPU
+ * to GPU copy from the neighbour's mapped buffer (the peer routes) or an MPI
+ * message (tc_mesh_exchange_packed_among: through the pinned host buffers, or
+ * device pointers to a CUDA-aware MPI), then the sum kernel in
+ * tc_mesh_sum_shared's order. Every route runs the one sequence of
+ * exchange_and_sum; a route is which pairs send messages and how.
  *
  * The peer route's order of events, for rank r and neighbour n, call k
  * (every rank makes the same calls, so k and its parity p = k % 2 agree):
@@ -21,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
@@ -56,11 +59,11 @@ struct tc_exchange_cuda {
   int64_t *neighbor_nodes, *shared_nodes, *term_offsets, *terms; /* device copies of the plan */
   double *send, *receive;              /* device, packed; send holds two buffers on peer routes */
   double *host_send, *host_receive;    /* pinned, but for the CUDA-aware route */
-  /* the peer routes */
-  bool decided, peer;                  /* the route is known; it is the peer copies' */
-  bool copying, mixed;                 /* over all ranks: some pair copies; some copy, some send */
-  bool messages;                       /* some pair of this rank's sends messages */
   bool *sends;                         /* [num_neighbors]: the pair sends messages */
+  bool messages;                       /* some pair of this rank's sends messages */
+  /* the peer routes */
+  bool decided, peer;                  /* the route is known; some pair (of any rank) copies */
+  bool mixed;                          /* over all ranks: some pairs copy, some send */
   char why[512];                       /* why auto fell back to the host buffers */
   int64_t calls;
   cudaEvent_t packed, copied;          /* this rank's, shared with its neighbours */
@@ -148,34 +151,16 @@ tc_err allocate(tc_exchange_cuda *x, const tc_mesh_exchange_plan &plan) {
     TC_CUDA_CALL(cudaMallocHost((void **)&x->host_send, (size_t)count * sizeof(double)));
     TC_CUDA_CALL(cudaMallocHost((void **)&x->host_receive, (size_t)count * sizeof(double)));
   }
+  /* every pair sends messages until connect_peers finds pairs that can copy */
+  const size_t slots = (size_t)std::max(x->num_neighbors, 1);
+  x->links = new (std::nothrow) peer_link[slots];
+  x->sends = (bool *)calloc(slots, sizeof *x->sends);
+  TC_CHECK(x->links && x->sends, TC_ERR_MEMORY,
+           "GPU exchange: out of host memory for %d neighbours", x->num_neighbors);
+  for (int n = 0; n < x->num_neighbors; ++n)
+    x->sends[n] = true;
+  x->messages = x->num_neighbors > 0;
   TC_CUDA_CALL(cudaStreamSynchronize(x->stream));
-  return TC_SUCCESS;
-}
-
-/// Packs the fields on the device and brings the packed values to where MPI
-/// reads them.
-tc_err pack(tc_exchange_cuda *x, const field_list &fields) {
-  const int width = fields.width;
-  TC_LAUNCH(pack_kernel, x->entries * width, x->stream, fields, x->neighbor_nodes, x->entries,
-            x->send);
-  const int64_t items = x->entries * width;
-  if (items > 0) {
-    if (x->route != TC_EXCHANGE_ROUTE_MPI_DEVICE)
-      TC_CUDA_CALL(cudaMemcpyAsync(x->host_send, x->send, (size_t)items * sizeof(double),
-                                   cudaMemcpyDeviceToHost, x->stream));
-  }
-  TC_CUDA_CALL(cudaStreamSynchronize(x->stream));
-  return TC_SUCCESS;
-}
-
-/// Brings the received values to the device and sums them into the fields.
-tc_err sum_in(tc_exchange_cuda *x, const field_list &fields) {
-  if (x->route != TC_EXCHANGE_ROUTE_MPI_DEVICE && x->entries > 0)
-    TC_CUDA_CALL(cudaMemcpyAsync(x->receive, x->host_receive,
-                                 (size_t)(x->entries * fields.width) * sizeof(double),
-                                 cudaMemcpyHostToDevice, x->stream));
-  TC_LAUNCH(sum_kernel, x->num_shared * fields.width, x->stream, fields, x->shared_nodes,
-            x->term_offsets, x->terms, x->num_shared, x->receive);
   return TC_SUCCESS;
 }
 
@@ -193,6 +178,8 @@ struct peer_record {
 /// this rank's outboxes have run; the pair then sends messages.
 void unlink_peer(tc_exchange_cuda *x, int n) {
   peer_link &link = x->links[n];
+  x->sends[n] = true;
+  x->messages = true;
   if (link.copied)
     (void)cudaEventSynchronize(link.copied);
   if (link.outboxes)
@@ -209,12 +196,8 @@ void unlink_peer(tc_exchange_cuda *x, int n) {
 /// queued on both sides have run.
 void disconnect_peers(tc_exchange_cuda *x) {
   (void)cudaStreamSynchronize(x->stream); // clean-up: no error path
-  for (int n = 0; x->links && n < x->num_neighbors; ++n)
+  for (int n = 0; n < x->num_neighbors; ++n)
     unlink_peer(x, n);
-  free(x->links);
-  free(x->sends);
-  x->links = nullptr;
-  x->sends = nullptr;
   if (x->packed)
     (void)cudaEventDestroy(x->packed);
   if (x->copied)
@@ -307,11 +290,9 @@ tc_err connect_peers(tc_exchange_cuda *x) {
     snprintf(why, sizeof why, "MPI_Get_processor_name failed");
   const int count = x->num_neighbors;
   const size_t slots = (size_t)std::max(count, 1);
-  x->links = (peer_link *)calloc(slots, sizeof *x->links);
-  x->sends = (bool *)calloc(slots, sizeof *x->sends);
   peer_record *records = (peer_record *)calloc(2 * slots, sizeof *records);
   unsigned char *maps = (unsigned char *)calloc(2 * slots, 1);
-  tc_err err = x->links && x->sends && records && maps
+  tc_err err = records && maps
                    ? TC_SUCCESS
                    : tc_error_raise(TC_ERR_MEMORY, __FILE__, __LINE__, __func__,
                                     "GPU exchange: out of host memory for %d neighbours", count);
@@ -354,8 +335,8 @@ tc_err connect_peers(tc_exchange_cuda *x) {
   int64_t any[2] = {copies, messages}; /* over all ranks */
   TC_CALL(tc_allreduce_max_int64(comm, any, 2));
   x->decided = true;
-  x->copying = any[0] != 0;
-  x->mixed = any[0] != 0 && any[1] != 0;
+  const bool copying = any[0] != 0;
+  x->mixed = copying && any[1] != 0;
   x->messages = messages;
   const bool asked = x->route == TC_EXCHANGE_ROUTE_PEER;
   const tc_err local = !messages ? TC_SUCCESS
@@ -373,7 +354,7 @@ tc_err connect_peers(tc_exchange_cuda *x) {
     snprintf(x->why, sizeof x->why, "%s", tc_error_message());
     tc_error_clear();
   }
-  if (!x->copying && x->route == TC_EXCHANGE_ROUTE_PEER_OR_HOST) {
+  if (!copying && x->route == TC_EXCHANGE_ROUTE_PEER_OR_HOST) {
     disconnect_peers(x);
     return TC_SUCCESS;
   }
@@ -381,16 +362,33 @@ tc_err connect_peers(tc_exchange_cuda *x) {
   return tc_parallel_agree(comm, first_copies(x));
 }
 
-/// The peer route of sum_fields (see the order of events at the top of the
-/// file), with the pairs that cannot copy sending messages through the host
-/// buffers as the host-buffer route does; `err` is this rank's status so far.
-tc_err peer_sum(tc_exchange_cuda *x, const field_list &fields, tc_err err) {
+/// Queues a copy, from `from` to `to` (both [entries][width]), of the
+/// entries of every run of consecutive neighbours whose pairs send messages:
+/// one copy of the whole buffer where every pair sends.
+tc_err copy_sending(const tc_exchange_cuda *x, int width, double *to, const double *from,
+                    cudaMemcpyKind kind) {
+  const int64_t *offsets = x->neighbor_offsets;
+  for (int n = 0, end = 0; n < x->num_neighbors; n = std::max(n + 1, end)) {
+    for (end = n; end < x->num_neighbors && x->sends[end];)
+      ++end;
+    const int64_t first = offsets[n] * width, words = offsets[end] * width - first;
+    if (words > 0)
+      TC_CUDA_CALL(cudaMemcpyAsync(to + first, from + first, (size_t)words * sizeof(double), kind,
+                                   x->stream));
+  }
+  return TC_SUCCESS;
+}
+
+/// One exchange on any route (see the order of events at the top of the
+/// file): pack; the pairs that send messages send them, staged through the
+/// host buffers but on the CUDA-aware route; the pairs that copy copy; sum.
+/// `err` is this rank's status so far.
+tc_err exchange_and_sum(tc_exchange_cuda *x, const field_list &fields, tc_err err) {
   const int width = fields.width;
-  const int64_t parity = x->calls & 1;
+  const int64_t parity = x->peer ? x->calls & 1 : 0;
   ++x->calls;
   double *outbox = x->send + parity * x->capacity;
-  const int64_t *offsets = x->neighbor_offsets;
-  const bool *sends = x->sends;
+  const bool staged = x->route != TC_EXCHANGE_ROUTE_MPI_DEVICE;
   if (err == TC_SUCCESS && width > 0)
     err = [&]() -> tc_err {
       for (int n = 0; n < x->num_neighbors; ++n) /* their copies of this outbox, two calls ago */
@@ -402,33 +400,25 @@ tc_err peer_sum(tc_exchange_cuda *x, const field_list &fields, tc_err err) {
         TC_CUDA_CALL(cudaEventRecord(x->packed, x->stream));
       if (!x->messages)
         return TC_SUCCESS;
-      for (int n = 0; n < x->num_neighbors; ++n)
-        if (sends[n])
-          TC_CUDA_CALL(cudaMemcpyAsync(x->host_send + offsets[n] * width,
-                                       outbox + offsets[n] * width,
-                                       (size_t)((offsets[n + 1] - offsets[n]) * width) *
-                                           sizeof(double),
-                                       cudaMemcpyDeviceToHost, x->stream));
-      TC_CUDA_CALL(cudaStreamSynchronize(x->stream));
+      if (staged)
+        TC_CALL(copy_sending(x, width, x->host_send, outbox, cudaMemcpyDeviceToHost));
+      TC_CUDA_CALL(cudaStreamSynchronize(x->stream)); /* MPI reads what was packed */
       return TC_SUCCESS;
     }();
-  /* No rank copies before every rank has packed (or failed, and then none does). */
+  /* No rank sends or copies before every rank has packed (or failed, and then
+   * none does). */
   TC_CALL(tc_parallel_agree(tc_mesh_comm(x->mesh), err));
   if (width == 0)
     return TC_SUCCESS;
   if (x->messages) {
-    TC_CALL(tc_mesh_exchange_packed_among(x->mesh, width, x->host_send, x->host_receive, sends));
-    for (int n = 0; n < x->num_neighbors; ++n)
-      if (sends[n])
-        TC_CUDA_CALL(cudaMemcpyAsync(x->receive + offsets[n] * width,
-                                     x->host_receive + offsets[n] * width,
-                                     (size_t)((offsets[n + 1] - offsets[n]) * width) *
-                                         sizeof(double),
-                                     cudaMemcpyHostToDevice, x->stream));
+    TC_CALL(tc_mesh_exchange_packed_among(x->mesh, width, staged ? x->host_send : outbox,
+                                          staged ? x->host_receive : x->receive, x->sends));
+    if (staged)
+      TC_CALL(copy_sending(x, width, x->receive, x->host_receive, cudaMemcpyHostToDevice));
   }
   for (int n = 0; n < x->num_neighbors; ++n) {
     const peer_link &link = x->links[n];
-    const int64_t first = offsets[n], entries = offsets[n + 1] - first;
+    const int64_t first = x->neighbor_offsets[n], entries = x->neighbor_offsets[n + 1] - first;
     if (!link.copies || entries == 0)
       continue;
     TC_CUDA_CALL(cudaStreamWaitEvent(x->stream, link.packed, 0));
@@ -479,8 +469,10 @@ extern "C" void tc_exchange_cuda_destroy(tc_exchange_cuda **exchange) {
   tc_exchange_cuda *x = *exchange;
   if (!x)
     return;
-  if (x->peer || x->links)
+  if (x->links && x->sends)
     disconnect_peers(x);
+  delete[] x->links;
+  free(x->sends);
   device_free(&x->neighbor_nodes);
   device_free(&x->shared_nodes);
   device_free(&x->term_offsets);
@@ -517,18 +509,7 @@ extern "C" tc_err tc_exchange_cuda_sum_fields(tc_exchange_cuda *exchange, int co
     }
   if (!x->decided)
     TC_CALL(connect_peers(x));
-  if (x->peer)
-    return peer_sum(x, fields, err);
-  if (err == TC_SUCCESS && fields.width > 0)
-    err = pack(x, fields);
-  /* A rank whose pack failed must not leave its neighbours waiting. */
-  TC_CALL(tc_parallel_agree(tc_mesh_comm(x->mesh), err));
-  if (fields.width == 0)
-    return TC_SUCCESS;
-  const bool device = x->route == TC_EXCHANGE_ROUTE_MPI_DEVICE;
-  TC_CALL(tc_mesh_exchange_packed(x->mesh, fields.width, device ? x->send : x->host_send,
-                                  device ? x->receive : x->host_receive));
-  return sum_in(x, fields);
+  return exchange_and_sum(x, fields, err);
 }
 
 extern "C" tc_err tc_exchange_cuda_connect(tc_exchange_cuda *exchange) {
