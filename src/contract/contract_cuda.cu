@@ -216,44 +216,77 @@ tile_size least_padded(const tc_cuda_problem &p, const tile_size *tiles, int cou
   return best;
 }
 
-/// Runs the tensor-core tile for a product choose_mma gave a tile: the
-/// whole-cell tile where it applies, else the tile of `config`.
+/// The tensor-core tiles, as pick_mma_tile names the one that runs.
+enum mma_tile {
+  MMA_TILE_CELLS,  ///< whole cells (contract_cuda_mma.cuh, mma_cells_run)
+  MMA_TILE_32,     ///< 32 x 32, k-tiled (MMA_32)
+  MMA_TILE_TMA,    ///< the TMA tiles (contract_cuda_mma_tma.cuh)
+  MMA_TILE_SLABS,  ///< contract_cuda_mma_slabs.cuh
+  MMA_TILE_STRIPS, ///< contract_cuda_mma_strips.cuh
+  MMA_TILE_K64,    ///< 64 x 64, k-tiled
+  MMA_TILE_K96,    ///< 96 x 96, k-tiled
+};
+
+/// The tile run_mma runs for a product choose_mma gave a tile: the
+/// whole-cell tile where it applies, else the tile of `config` (see
+/// mma_config); `tma` says whether the TMA tile takes the arrays
+/// (mma_tma_applies).
+tc_err pick_mma_tile(mma_config config, const tc_cuda_problem &p, bool tma, mma_tile *tile) {
+  using namespace tc_cuda;
+  cells_shape cells;
+  slabs_shape slabs;
+  bool small = false, fits = false;
+  TC_CALL(mma_cells_plan(p, cells, &small, &fits));
+  if (fits || config == MMA_32) {
+    *tile = fits ? MMA_TILE_CELLS : MMA_TILE_32;
+    return TC_SUCCESS;
+  }
+  if (tma) {
+    *tile = MMA_TILE_TMA;
+    return TC_SUCCESS;
+  }
+  TC_CALL(mma_slabs_plan(p, slabs, &fits));
+  const tile_size k_tiles[] = {{64, 64}, {96, 96}};
+  *tile = fits                                               ? MMA_TILE_SLABS
+          : p.I <= kStripRows && p.J <= kStripRows           ? MMA_TILE_STRIPS
+          : least_padded(p, k_tiles, 2).rows == k_tiles[0].rows ? MMA_TILE_K64
+                                                             : MMA_TILE_K96;
+  return TC_SUCCESS;
+}
+
+/// Runs the tensor-core tile pick_mma_tile names.
 tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, const double *B,
                double *out, cudaStream_t stream) {
   using namespace tc_cuda;
+  mma_tile tile = MMA_TILE_CELLS;
+  TC_CALL(pick_mma_tile(config, p, mma_tma_applies(p, A, B), &tile));
   bool ran = false;
-  TC_CALL(mma_cells_run(p, A, B, out, stream, &ran));
-  if (ran)
-    return TC_SUCCESS;
-  switch (config) {
-  case MMA_32:
+  switch (tile) {
+  case MMA_TILE_CELLS:
+    return mma_cells_run(p, A, B, out, stream, &ran);
+  case MMA_TILE_32:
     return mma_launch<2, 2, 1, 2, 32, 3, 1>(p, A, B, out, stream);
-  case MMA_64: {
-    if (!mma_tma_applies(p, A, B)) {
-      TC_CALL(mma_slabs_run(p, A, B, out, stream, &ran));
-      if (ran)
-        return TC_SUCCESS;
-      if (p.I <= kStripRows && p.J <= kStripRows)
-        return mma_strips_launch(p, A, B, out, stream);
-      const tile_size k_tiles[] = {{64, 64}, {96, 96}};
-      if (least_padded(p, k_tiles, 2).rows == 64)
-        return mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
-      return mma_launch<3, 4, 2, 3, 16, 4, 1>(p, A, B, out, stream);
-    }
-    const tile_size tma_tiles[] = {{128, 64}, {64, 64}, {96, 64}, {96, 96}};
-    const bool wide = std::min(p.I, p.J) > 64 && p.K >= 512;
-    const tile_size tile = least_padded(p, tma_tiles + (wide ? 0 : 1), wide ? 4 : 3);
-    if (tile.rows == 128)
-      return mma_tma_launch<4, 2, 4, 4, 1>(p, A, B, out, stream);
-    if (tile.rows == 64)
-      return mma_tma_launch<2, 2, 4, 2, 2>(p, A, B, out, stream);
-    if (tile.cols == 64)
-      return mma_tma_launch<3, 4, 2, 2, 1>(p, A, B, out, stream);
-    return mma_tma_launch<3, 4, 3, 2, 1>(p, A, B, out, stream);
+  case MMA_TILE_SLABS:
+    return mma_slabs_run(p, A, B, out, stream, &ran);
+  case MMA_TILE_STRIPS:
+    return mma_strips_launch(p, A, B, out, stream);
+  case MMA_TILE_K64:
+    return mma_launch<2, 4, 2, 2, 16, 4, 2>(p, A, B, out, stream);
+  case MMA_TILE_K96:
+    return mma_launch<3, 4, 2, 3, 16, 4, 1>(p, A, B, out, stream);
+  case MMA_TILE_TMA:
+    break;
   }
-  default:
-    TC_FAIL(TC_ERR_INTERNAL, "no tensor-core tile %d", (int)config);
-  }
+  const tile_size tma_tiles[] = {{128, 64}, {64, 64}, {96, 64}, {96, 96}};
+  const bool wide = std::min(p.I, p.J) > 64 && p.K >= 512;
+  const tile_size tma = least_padded(p, tma_tiles + (wide ? 0 : 1), wide ? 4 : 3);
+  if (tma.rows == 128)
+    return mma_tma_launch<4, 2, 4, 4, 1>(p, A, B, out, stream);
+  if (tma.rows == 64)
+    return mma_tma_launch<2, 2, 4, 2, 2>(p, A, B, out, stream);
+  if (tma.cols == 64)
+    return mma_tma_launch<3, 4, 2, 2, 1>(p, A, B, out, stream);
+  return mma_tma_launch<3, 4, 3, 2, 1>(p, A, B, out, stream);
 }
 
 /// Whether the layout-left tensor-core tile serves a FieldField product:
@@ -590,6 +623,25 @@ bool cuda_supports(const tc_contraction *s, tc_variant variant) {
   }
 }
 
+/// Whether TILING runs a tile that trails cuBLAS on this double FieldField
+/// shape in layout right: the 32 x 32 tensor-core tile or the 64 x 64
+/// k-tiled one (pick_mma_tile, for arrays that start 16-byte aligned, as
+/// cudaMalloc's do).
+bool tiling_trails_vendor(const tc_contraction *s) {
+  const void *A = nullptr, *B = nullptr;
+  bool broadcast = false;
+  const tc_cuda_problem p = make_problem(s, nullptr, nullptr, A, B, broadcast);
+  const mma_config config = choose_mma(p, true);
+  mma_tile tile = MMA_TILE_CELLS;
+  if (config == MMA_NONE)
+    return false;
+  if (pick_mma_tile(config, p, tc_cuda::mma_tma_takes_shape(p), &tile) != TC_SUCCESS) {
+    tc_error_clear(); // the run that follows reports it
+    return false;
+  }
+  return tile == MMA_TILE_32 || tile == MMA_TILE_K64;
+}
+
 /// AUTO's rule table, read off the timings of every variant at the preset
 /// shapes with ~1 GB working sets on an H200, double and float in both layouts
 /// (docs/measurements/contract-cuda.md).
@@ -616,6 +668,15 @@ tc_variant cuda_choose(const tc_contraction *s) {
         K > kFlatFieldFieldMaxLength && cuda_supports(s, TC_VARIANT_VENDOR))
       return TC_VARIANT_VENDOR;
     if (single && right && fewer > kFloatTileMaxFields && cuda_supports(s, TC_VARIANT_VENDOR))
+      return TC_VARIANT_VENDOR;
+    // Double, layout right: where TILING would run the 32 x 32 tensor-core
+    // tile or the 64 x 64 k-tiled one (cells too big for the whole-cell
+    // tile; the k-tiled one for odd K), cuBLAS runs. On the 44 such shapes
+    // of two random sweeps (seeds 1 and 2, 1 GB cases, H200) those tiles
+    // took a median 1.24 of cuBLAS's time, 37 of them more than 5% behind;
+    // the other tiles took a median 0.79-1.10 by tile
+    // (docs/measurements/contract-cuda.md).
+    if (!single && right && tiling_trails_vendor(s) && cuda_supports(s, TC_VARIANT_VENDOR))
       return TC_VARIANT_VENDOR;
     return TC_VARIANT_TILING;
   }

@@ -646,9 +646,16 @@ inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t tar
   constexpr int64_t pad = bulk_slack<double>; // for the 16-byte alignment of a run's copy
   const int64_t cell_bytes = (p.I + p.J) * p.K * (int64_t)sizeof(double);
   shape.cells = (int)std::max<int64_t>(1, std::min<int64_t>(p.C, (int64_t)target / cell_bytes));
-  shape.a_words = (int)((shape.cells * p.I * p.K + pad + 1) / 2 * 2);
-  shape.stage_words = (int)(shape.a_words + (shape.cells * p.J * p.K + pad + 1) / 2 * 2);
-  const int64_t stage_bytes = (int64_t)shape.stage_words * (int64_t)sizeof(double);
+  // Fewer cells a group where two stages of `target` bytes would not fit
+  // (three cells of 22 x 16 x 142, 43 KB each, did not; one does).
+  int64_t stage_bytes = 0;
+  for (;; --shape.cells) {
+    shape.a_words = (int)((shape.cells * p.I * p.K + pad + 1) / 2 * 2);
+    shape.stage_words = (int)(shape.a_words + (shape.cells * p.J * p.K + pad + 1) / 2 * 2);
+    stage_bytes = (int64_t)shape.stage_words * (int64_t)sizeof(double);
+    if (shape.cells == 1 || 2 * stage_bytes <= (int64_t)shared_limit)
+      break;
+  }
   shape.stages = (int)std::min<int64_t>(kMaxBulkStages, (int64_t)shared_limit / stage_bytes);
   if (shape.stages < 2)
     return false;
@@ -728,6 +735,25 @@ tc_err mma_cells_launch(const tc_cuda_problem &p, const cells_shape &shape, cons
   return mma_cells_launch_as<W, MINB, 1, 1>(p, shape, A, B, out, stream);
 }
 
+/// The whole-cell tile's plan for p (see mma_cells_run): *fits says whether
+/// it applies, *small whether it runs 4-warp blocks, three per
+/// multiprocessor (else one 8-warp block).
+inline tc_err mma_cells_plan(const tc_cuda_problem &p, cells_shape &shape, bool *small,
+                             bool *fits) {
+  *small = *fits = false;
+  if (!cells_contiguous(p))
+    return TC_SUCCESS;
+  device_limits limits = {};
+  TC_CALL(current_device_limits(&limits));
+  const size_t block_limit = (size_t)limits.shared_per_block_optin,
+               sm_limit = (size_t)limits.shared_per_sm;
+  // The system's share of a block, and the kernel's barriers and stage_group.
+  constexpr size_t reserved = 1024 + 2 * sizeof(int64_t) * kMaxBulkStages;
+  *small = plan_cells(p, sm_limit / 3 - reserved, 24 * 1024, 4, shape);
+  *fits = *small || plan_cells(p, block_limit - reserved, 128 * 1024, 8, shape);
+  return TC_SUCCESS;
+}
+
 /// Runs the whole-cell tile where its stages fit (dense layout right, cells
 /// small enough for two stages); *ran says whether it did. Cells of which two
 /// stages fit in a third of a multiprocessor's shared memory (27 x 27 x 27
@@ -737,31 +763,25 @@ tc_err mma_cells_launch(const tc_cuda_problem &p, const cells_shape &shape, cons
 /// Measured on an H200 against the other settings tried.
 inline tc_err mma_cells_run(const tc_cuda_problem &p, const double *A, const double *B,
                             double *out, cudaStream_t stream, bool *ran) {
-  *ran = false;
-  if (!cells_contiguous(p))
-    return TC_SUCCESS;
-  device_limits limits = {};
-  TC_CALL(current_device_limits(&limits));
-  const size_t block_limit = (size_t)limits.shared_per_block_optin,
-               sm_limit = (size_t)limits.shared_per_sm;
-  // The system's share of a block, and the kernel's barriers and stage_group.
-  constexpr size_t reserved = 1024 + 2 * sizeof(int64_t) * kMaxBulkStages;
   cells_shape shape;
-  if (plan_cells(p, sm_limit / 3 - reserved, 24 * 1024, 4, shape)) {
+  bool small = false;
+  TC_CALL(mma_cells_plan(p, shape, &small, ran));
+  if (*ran && small)
     TC_CALL((mma_cells_launch<4, 3>(p, shape, A, B, out, stream)));
-  } else {
-    if (!plan_cells(p, block_limit - reserved, 128 * 1024, 8, shape))
-      return TC_SUCCESS;
+  else if (*ran)
     TC_CALL((mma_cells_launch<8, 1>(p, shape, A, B, out, stream)));
-  }
-  *ran = true;
   return TC_SUCCESS;
+}
+
+/// Whether every row of A and B starts an even number of words past the
+/// array's start (k contiguous): the shape's half of mma_rows_aligned.
+inline bool mma_rows_even(const tc_cuda_problem &p) {
+  return p.K % 2 == 0 && p.a_i % 2 == 0 && p.a_c % 2 == 0 && p.b_j % 2 == 0 && p.b_c % 2 == 0;
 }
 
 /// Whether every row of A and B starts on a 16-byte boundary (k contiguous).
 inline bool mma_rows_aligned(const tc_cuda_problem &p, const double *A, const double *B) {
-  return p.K % 2 == 0 && p.a_i % 2 == 0 && p.a_c % 2 == 0 && p.b_j % 2 == 0 &&
-         p.b_c % 2 == 0 && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0;
+  return mma_rows_even(p) && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0;
 }
 
 /// Launches the tensor-core tile; needs k-contiguous A and B (a_k = b_k = 1).

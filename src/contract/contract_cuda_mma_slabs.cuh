@@ -170,6 +170,25 @@ tc_err mma_slabs_launch(const tc_cuda_problem &p, const slabs_shape &shape, cons
   return TC_SUCCESS;
 }
 
+/// Blocks of the slab tile: 8 warps of 32 x 16 pieces.
+constexpr int kSlabWarps = 8, kSlabColumnBlocks = 2;
+
+/// The slab tile's plan for p (see mma_slabs_run); *fits says whether it
+/// applies.
+inline tc_err mma_slabs_plan(const tc_cuda_problem &p, slabs_shape &shape, bool *fits) {
+  *fits = false;
+  if (!cells_contiguous(p))
+    return TC_SUCCESS;
+  device_limits limits = {};
+  TC_CALL(current_device_limits(&limits));
+  // The system's share of a block, and the kernel's barriers and slab_word.
+  constexpr size_t reserved = 1024 + (sizeof(uint64_t) + sizeof(int)) * kMaxSlabSlots;
+  const size_t limit = (size_t)limits.shared_per_block_optin - reserved;
+  for (int rows = 32; rows >= 8 && !*fits; rows /= 2)
+    *fits = plan_slabs(p, limit, rows, kSlabColumnBlocks, shape);
+  return TC_SUCCESS;
+}
+
 /// Runs the slab tile where it applies (dense layout right; a cell and one
 /// slab of the next fit in a block's shared memory); *ran says whether it
 /// did. Shipped form: 8 warps of 32 x 16 pieces, slabs of 32 rows, or of 16
@@ -178,22 +197,10 @@ tc_err mma_slabs_launch(const tc_cuda_problem &p, const slabs_shape &shape, cons
 /// 0.288, 16 rows 0.292, 8 rows 0.371; 4 warps of 32 x 32 pieces 0.323.
 inline tc_err mma_slabs_run(const tc_cuda_problem &p, const double *A, const double *B,
                             double *out, cudaStream_t stream, bool *ran) {
-  *ran = false;
-  if (!cells_contiguous(p))
-    return TC_SUCCESS;
-  device_limits limits = {};
-  TC_CALL(current_device_limits(&limits));
-  // The system's share of a block, and the kernel's barriers and slab_word.
-  constexpr size_t reserved = 1024 + (sizeof(uint64_t) + sizeof(int)) * kMaxSlabSlots;
-  constexpr int warps = 8, column_blocks = 2; // 8 warps of 32 x 16 pieces
   slabs_shape shape;
-  const size_t limit = (size_t)limits.shared_per_block_optin - reserved;
-  for (int rows = 32; rows >= 8; rows /= 2)
-    if (plan_slabs(p, limit, rows, column_blocks, shape)) {
-      TC_CALL((mma_slabs_launch<warps, column_blocks>(p, shape, A, B, out, stream)));
-      *ran = true;
-      break;
-    }
+  TC_CALL(mma_slabs_plan(p, shape, ran));
+  if (*ran)
+    TC_CALL((mma_slabs_launch<kSlabWarps, kSlabColumnBlocks>(p, shape, A, B, out, stream)));
   return TC_SUCCESS;
 }
 

@@ -177,6 +177,14 @@ constexpr size_t mma_tma_shared_bytes(int stages) {
   return sizeof(double) * (size_t)stages * KS * kTmaBoxWords * (32 * WM + 8 * FN * WN) + 1024;
 }
 
+/// The shape's half of mma_tma_applies (arrays whose first words are
+/// 16-byte aligned, as cudaMalloc's are, pass the other half).
+inline bool mma_tma_takes_shape(const tc_cuda_problem &p) {
+  const int64_t coordinate_max = 2147483647;
+  return p.a_k == 1 && p.b_k == 1 && mma_rows_even(p) && p.C <= coordinate_max &&
+         p.I <= coordinate_max && p.J <= coordinate_max && p.K <= coordinate_max;
+}
+
 /// Whether the TMA tile takes these arrays: k contiguous and every row and
 /// cell start 16-byte aligned (a tensor map's strides must be multiples of 16
 /// bytes, and a box's first k must be 16-byte aligned: a form that paired the
@@ -184,9 +192,7 @@ constexpr size_t mma_tma_shared_bytes(int stages) {
 /// at word K stopped on an illegal instruction), counts within the map's
 /// 32-bit coordinates.
 inline bool mma_tma_applies(const tc_cuda_problem &p, const double *A, const double *B) {
-  const int64_t coordinate_max = 2147483647;
-  return p.a_k == 1 && p.b_k == 1 && mma_rows_aligned(p, A, B) && p.C <= coordinate_max &&
-         p.I <= coordinate_max && p.J <= coordinate_max && p.K <= coordinate_max;
+  return mma_tma_takes_shape(p) && mma_rows_aligned(p, A, B);
 }
 
 /// Writes the 3-dimensional tensor map (k, row, cell) of an array whose k is

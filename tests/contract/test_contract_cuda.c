@@ -385,6 +385,35 @@ static tc_err check_vendor(tc_device *dev, tally *t) {
   other.layout = TC_LAYOUT_LEFT;
   TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
   tally_check(t, resolved == TC_VARIANT_TILING, "rules: float 40 x 17, layout left runs the tile", 0);
+  // Double in layout right, cells too big for the whole-cell tile: where
+  // TILING would run the 32 x 32 tensor-core tile (a side of at most 32) or
+  // the 64 x 64 k-tiled one (odd K, past 64 x 64), the vendor; the 96 x 96
+  // k-tiled tile and the TMA tiles stay.
+  other = narrow;
+  other.kernel = TC_FIELD_FIELD_SCALAR;
+  other.dim1 = other.dim2 = 1;
+  other.num_left_fields = 40;
+  other.num_right_fields = 20;
+  other.num_points = 2000;
+  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_VENDOR,
+              "rules: double 40 x 20, K = 2000 runs the vendor", 0);
+  other.num_left_fields = 72;
+  other.num_right_fields = 103;
+  other.num_points = 201;
+  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_VENDOR,
+              "rules: double 72 x 103, K = 201 runs the vendor", 0);
+  TC_CALL(vendor_run(dev, NULL, other, TC_VARIANT_AUTO, 20, &rel));
+  tally_check(t, rel <= 1e-13, "rules: the vendor's 72 x 103 result", rel);
+  other.num_left_fields = other.num_right_fields = 81;
+  other.num_points = 243;
+  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_TILING, "rules: double 81 x 81, K = 243 runs the tile", 0);
+  other.num_left_fields = other.num_right_fields = 64;
+  other.num_points = 250;
+  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == TC_VARIANT_TILING, "rules: double 64 x 64, K = 250 runs the tile", 0);
   tc_contract_set_probe(true);
   return TC_SUCCESS;
 }
