@@ -145,26 +145,57 @@ static void cell_gradients(int64_t F, int64_t P, const double *restrict ref_grad
     }
 }
 
-/* eps(phi_a e_i) and dV sigma(phi_a e_i), (3F,P,3,3) each; either may be NULL. */
+/* eps(phi_a e_i) and dV sigma(phi_a e_i), (3F,P,3,3) each; either may be
+ * NULL. Entry by entry the expressions of tc_physics_basis_strain and
+ * tc_physics_stress_of_strain (C11 mode: no contraction into FMAs), with
+ * their terms that are the constant 0.0 folded by hand, keeping each "+ 0.0"
+ * (it turns -0.0 into +0.0): for gradient g, eps has 0.5 (g_i + g_i) at
+ * (i,i), h_k = 0.5 (g_k + 0.0) at (i,k) and (k,i), 0.0 elsewhere; its trace
+ * is eps_ii + 0.0; sigma is lambda trace + 2 mu eps_jj on the diagonal and
+ * 0.0 + 2 mu eps_jk off it, where 2 mu 0.0 is `zero` below. h_k and sigma's
+ * off-diagonal (i,k) entries do not depend on i, so they are formed once a
+ * point; the generic form spent three times the arithmetic. */
 static void cell_strains(const tc_physics_fields *f, int64_t F, int64_t P,
                          const double *restrict gradients, const double *restrict dV,
                          double *restrict strains, double *restrict stresses) {
+  const double lambda = f->lambda, two_mu = 2.0 * f->mu, zero = two_mu * 0.0;
+  const double off_zero = 0.0 + zero; /* sigma_jk, j != k, neither i */
   for (int64_t a = 0; a < F; ++a)
+    for (int64_t q = 0; q < P; ++q) {
+      const double *g = gradients + (a * P + q) * 3;
+      double h[3], s[3];
+      for (int k = 0; k < 3; ++k) {
+        h[k] = 0.5 * (g[k] + 0.0);
+        s[k] = 0.0 + two_mu * h[k];
+      }
 #pragma GCC unroll 3
-    for (int i = 0; i < 3; ++i)
-      for (int64_t q = 0; q < P; ++q) {
-        double eps[9], sigma[9];
-        tc_physics_basis_strain(i, gradients + (a * P + q) * 3, eps);
+      for (int i = 0; i < 3; ++i) {
+        const double diagonal = 0.5 * (g[i] + g[i]);
+        const double lambda_trace = lambda * (diagonal + 0.0);
+        const double sigma_ii = lambda_trace + two_mu * diagonal;
+        const double sigma_jj = lambda_trace + zero;
         const int64_t at = ((a * 3 + i) * P + q) * 9;
+        double eps[9], sigma[9];
+        for (int j = 0; j < 3; ++j)
+          for (int k = 0; k < 3; ++k) {
+            const bool on_row = j == i, on_column = k == i;
+            eps[3 * j + k] = on_row && on_column ? diagonal
+                             : on_row            ? h[k]
+                             : on_column         ? h[j]
+                                                 : 0.0;
+            sigma[3 * j + k] = j == k ? (on_row ? sigma_ii : sigma_jj)
+                               : on_row    ? s[k]
+                               : on_column ? s[j]
+                                           : off_zero;
+          }
         if (strains)
           for (int k = 0; k < 9; ++k)
             strains[at + k] = eps[k];
-        if (stresses) {
-          tc_physics_stress_of_strain(f, eps, sigma);
+        if (stresses)
           for (int k = 0; k < 9; ++k)
             stresses[at + k] = dV[q] * sigma[k];
-        }
       }
+    }
 }
 
 /* One cell's inputs into dst[input], row-major after the cell index. */
