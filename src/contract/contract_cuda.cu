@@ -227,6 +227,14 @@ enum mma_tile {
   MMA_TILE_K96,    ///< 96 x 96, k-tiled
 };
 
+/// Whether the whole-cell tile may run groups of fewer cells than its ~128 KB
+/// target where two such stages do not fit (plan_cells' `regroup`): where the
+/// alternative is the 32 x 32 tile (H200, one cell of 14 x 14 x 289 a stage:
+/// 0.29 ms against 0.65; two of 20 x 20 x 125: 0.31 against 0.45), not the
+/// TMA, slab or strip tiles (40 x 40 x 100: 0.54 against 0.47; 36 x 44 x 99:
+/// 0.47 against 0.40; docs/measurements/contract-cuda.md).
+bool regrouped_cells(mma_config config) { return config == MMA_32; }
+
 /// The tile run_mma runs for a product choose_mma gave a tile: the
 /// whole-cell tile where it applies, else the tile of `config` (see
 /// mma_config); `tma` says whether the TMA tile takes the arrays
@@ -236,7 +244,7 @@ tc_err pick_mma_tile(mma_config config, const tc_cuda_problem &p, bool tma, mma_
   cells_shape cells;
   slabs_shape slabs;
   bool small = false, fits = false;
-  TC_CALL(mma_cells_plan(p, cells, &small, &fits));
+  TC_CALL(mma_cells_plan(p, regrouped_cells(config), cells, &small, &fits));
   if (fits || config == MMA_32) {
     *tile = fits ? MMA_TILE_CELLS : MMA_TILE_32;
     return TC_SUCCESS;
@@ -263,7 +271,7 @@ tc_err run_mma(mma_config config, const tc_cuda_problem &p, const double *A, con
   bool ran = false;
   switch (tile) {
   case MMA_TILE_CELLS:
-    return mma_cells_run(p, A, B, out, stream, &ran);
+    return mma_cells_run(p, A, B, out, stream, regrouped_cells(config), &ran);
   case MMA_TILE_32:
     return mma_launch<2, 2, 1, 2, 32, 3, 1>(p, A, B, out, stream);
   case MMA_TILE_SLABS:
@@ -671,9 +679,9 @@ tc_variant cuda_choose(const tc_contraction *s) {
       return TC_VARIANT_VENDOR;
     // Double, layout right: where TILING would run the 32 x 32 tensor-core
     // tile or the 64 x 64 k-tiled one (cells too big for the whole-cell
-    // tile; the k-tiled one for odd K), cuBLAS runs. On the 44 such shapes
+    // tile; the k-tiled one for odd K), cuBLAS runs. On the 45 such shapes
     // of two random sweeps (seeds 1 and 2, 1 GB cases, H200) those tiles
-    // took a median 1.24 of cuBLAS's time, 37 of them more than 5% behind;
+    // took a median 1.24 of cuBLAS's time, 38 of them more than 5% behind;
     // the other tiles took a median 0.79-1.10 by tile
     // (docs/measurements/contract-cuda.md).
     if (!single && right && tiling_trails_vendor(s) && cuda_supports(s, TC_VARIANT_VENDOR))

@@ -641,19 +641,19 @@ __global__ void __launch_bounds__(W * 32, MINB)
 /// H200: 27 x 27 x 81 2.9% faster over 2 warps than on one
 /// (over 3: 0.8% slower than 2), 27 x 27 x 27 (2 k steps) 7.8% slower split
 /// in two than not; 27 x 27 x 243 runs 16 x 16 tiles split two ways (below).
+/// With `regroup`, where two stages of `target` bytes do not fit, groups of
+/// fewer cells (down to one) are tried.
 inline bool plan_cells(const tc_cuda_problem &p, size_t shared_limit, size_t target, int warps,
-                       cells_shape &shape) {
+                       bool regroup, cells_shape &shape) {
   constexpr int64_t pad = bulk_slack<double>; // for the 16-byte alignment of a run's copy
   const int64_t cell_bytes = (p.I + p.J) * p.K * (int64_t)sizeof(double);
   shape.cells = (int)std::max<int64_t>(1, std::min<int64_t>(p.C, (int64_t)target / cell_bytes));
-  // Fewer cells a group where two stages of `target` bytes would not fit
-  // (three cells of 22 x 16 x 142, 43 KB each, did not; one does).
   int64_t stage_bytes = 0;
   for (;; --shape.cells) {
     shape.a_words = (int)((shape.cells * p.I * p.K + pad + 1) / 2 * 2);
     shape.stage_words = (int)(shape.a_words + (shape.cells * p.J * p.K + pad + 1) / 2 * 2);
     stage_bytes = (int64_t)shape.stage_words * (int64_t)sizeof(double);
-    if (shape.cells == 1 || 2 * stage_bytes <= (int64_t)shared_limit)
+    if (!regroup || shape.cells == 1 || 2 * stage_bytes <= (int64_t)shared_limit)
       break;
   }
   shape.stages = (int)std::min<int64_t>(kMaxBulkStages, (int64_t)shared_limit / stage_bytes);
@@ -737,9 +737,9 @@ tc_err mma_cells_launch(const tc_cuda_problem &p, const cells_shape &shape, cons
 
 /// The whole-cell tile's plan for p (see mma_cells_run): *fits says whether
 /// it applies, *small whether it runs 4-warp blocks, three per
-/// multiprocessor (else one 8-warp block).
-inline tc_err mma_cells_plan(const tc_cuda_problem &p, cells_shape &shape, bool *small,
-                             bool *fits) {
+/// multiprocessor (else one 8-warp block). `regroup`: see plan_cells.
+inline tc_err mma_cells_plan(const tc_cuda_problem &p, bool regroup, cells_shape &shape,
+                             bool *small, bool *fits) {
   *small = *fits = false;
   if (!cells_contiguous(p))
     return TC_SUCCESS;
@@ -749,8 +749,8 @@ inline tc_err mma_cells_plan(const tc_cuda_problem &p, cells_shape &shape, bool 
                sm_limit = (size_t)limits.shared_per_sm;
   // The system's share of a block, and the kernel's barriers and stage_group.
   constexpr size_t reserved = 1024 + 2 * sizeof(int64_t) * kMaxBulkStages;
-  *small = plan_cells(p, sm_limit / 3 - reserved, 24 * 1024, 4, shape);
-  *fits = *small || plan_cells(p, block_limit - reserved, 128 * 1024, 8, shape);
+  *small = plan_cells(p, sm_limit / 3 - reserved, 24 * 1024, 4, regroup, shape);
+  *fits = *small || plan_cells(p, block_limit - reserved, 128 * 1024, 8, regroup, shape);
   return TC_SUCCESS;
 }
 
@@ -760,12 +760,13 @@ inline tc_err mma_cells_plan(const tc_cuda_problem &p, cells_shape &shape, bool 
 /// and 81: 11.7 and 35 KB) run 4-warp blocks, three per multiprocessor, with
 /// ~24 KB stages (or one cell); larger ones (27 x 27 x 243: 105 KB) one
 /// 8-warp block per multiprocessor with stages of ~128 KB (or one cell).
-/// Measured on an H200 against the other settings tried.
+/// Measured on an H200 against the other settings tried. `regroup`: see
+/// plan_cells.
 inline tc_err mma_cells_run(const tc_cuda_problem &p, const double *A, const double *B,
-                            double *out, cudaStream_t stream, bool *ran) {
+                            double *out, cudaStream_t stream, bool regroup, bool *ran) {
   cells_shape shape;
   bool small = false;
-  TC_CALL(mma_cells_plan(p, shape, &small, ran));
+  TC_CALL(mma_cells_plan(p, regroup, shape, &small, ran));
   if (*ran && small)
     TC_CALL((mma_cells_launch<4, 3>(p, shape, A, B, out, stream)));
   else if (*ran)
