@@ -234,7 +234,7 @@ static const option options[] = {
      "elasticity trio (the Tensor kernels) by one fused product and the other six by another; "
      "auto = fused on the cuda backend (materialised where run.variant names a variant or "
      "run.tuning a file, so that the library's variants run), materialised on the CPU "
-     "backends",
+     "backends (their fused products are a plain reference form, several times slower)",
      ANY, &inputs_names, FIELD(inputs)},
     {"run", "probe", TYPE_BOOL, "false",
      "AUTO times the rule's variant against the vendor library's on the first batch and keeps "
