@@ -262,6 +262,16 @@ static void tally_check(tally *t, bool passed, const char *what, double value) {
   }
 }
 
+/* Counts one check that AUTO's rules (no tuning file) pick `expected` for s. */
+static tc_err expect_rule(tally *t, const tc_contract_backend *cuda, const tc_contraction *s,
+                          tc_variant expected, const char *what) {
+  tc_variant resolved = TC_VARIANT_AUTO;
+  tc_choice source = TC_CHOICE_COUNT;
+  TC_CALL(tc_contract_choose(cuda, NULL, s, TC_VARIANT_AUTO, &resolved, &source));
+  tally_check(t, resolved == expected, what, 0);
+  return TC_SUCCESS;
+}
+
 /* The vendor variant's own checks (see the header comment). */
 static tc_err check_vendor(tc_device *dev, tally *t) {
   const tc_contract_backend *cuda = tc_device_contract_backend(dev);
@@ -350,41 +360,36 @@ static tc_err check_vendor(tc_device *dev, tally *t) {
                            .num_left_fields = 40, .num_right_fields = 5, .num_points = 4,
                            .dim1 = 3, .dim2 = 3, .layout = TC_LAYOUT_RIGHT,
                            .precision = TC_DOUBLE};
-  TC_CALL(tc_contract_choose(cuda, NULL, &narrow, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_VENDOR, "rules: double 40 x 5 runs the vendor", 0);
+  TC_CALL(expect_rule(t, cuda, &narrow, TC_VARIANT_VENDOR, "rules: double 40 x 5 runs the vendor"));
   TC_CALL(vendor_run(dev, NULL, narrow, TC_VARIANT_AUTO, 17, &rel));
   tally_check(t, rel <= 1e-13, "rules: the vendor's 40 x 5 result", rel);
   tc_contraction other = narrow;
   other.precision = TC_FLOAT;
-  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_TILING, "rules: float 40 x 5 runs the tile", 0);
+  TC_CALL(expect_rule(t, cuda, &other, TC_VARIANT_TILING, "rules: float 40 x 5 runs the tile"));
   other = narrow;
   other.num_left_fields = 8;
   other.num_right_fields = 8;
-  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_TILING, "rules: double 8 x 8 runs the tile", 0);
+  TC_CALL(expect_rule(t, cuda, &other, TC_VARIANT_TILING, "rules: double 8 x 8 runs the tile"));
   other = narrow;
   other.kernel = TC_FIELD_FIELD_SCALAR;
   other.dim1 = other.dim2 = 1;
   other.num_points = 20;
-  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_TILING, "rules: double 40 x 5, K = 20 runs the tile", 0);
+  TC_CALL(expect_rule(t, cuda, &other, TC_VARIANT_TILING,
+                      "rules: double 40 x 5, K = 20 runs the tile"));
   // Float in layout right: more than 16 fields on each side run the vendor,
   // at most 16 on one side the tile; layout left keeps its tile.
   other = narrow;
   other.precision = TC_FLOAT;
   other.num_right_fields = 17;
-  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_VENDOR, "rules: float 40 x 17 runs the vendor", 0);
+  TC_CALL(expect_rule(t, cuda, &other, TC_VARIANT_VENDOR, "rules: float 40 x 17 runs the vendor"));
   TC_CALL(vendor_run(dev, NULL, other, TC_VARIANT_AUTO, 19, &rel));
   tally_check(t, rel <= 1e-5, "rules: the vendor's float 40 x 17 result", rel);
   other.num_right_fields = 16;
-  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_TILING, "rules: float 40 x 16 runs the tile", 0);
+  TC_CALL(expect_rule(t, cuda, &other, TC_VARIANT_TILING, "rules: float 40 x 16 runs the tile"));
   other.num_right_fields = 17;
   other.layout = TC_LAYOUT_LEFT;
-  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_TILING, "rules: float 40 x 17, layout left runs the tile", 0);
+  TC_CALL(expect_rule(t, cuda, &other, TC_VARIANT_TILING,
+                      "rules: float 40 x 17, layout left runs the tile"));
   // Double in layout right, cells too big for the whole-cell tile: where
   // TILING would run the 32 x 32 tensor-core tile (a side of at most 32) or
   // the 64 x 64 k-tiled one (odd K, past 64 x 64), the vendor; the 96 x 96
@@ -395,25 +400,23 @@ static tc_err check_vendor(tc_device *dev, tally *t) {
   other.num_left_fields = 40;
   other.num_right_fields = 20;
   other.num_points = 2000;
-  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_VENDOR,
-              "rules: double 40 x 20, K = 2000 runs the vendor", 0);
+  TC_CALL(expect_rule(t, cuda, &other, TC_VARIANT_VENDOR,
+                      "rules: double 40 x 20, K = 2000 runs the vendor"));
   other.num_left_fields = 72;
   other.num_right_fields = 103;
   other.num_points = 201;
-  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_VENDOR,
-              "rules: double 72 x 103, K = 201 runs the vendor", 0);
+  TC_CALL(expect_rule(t, cuda, &other, TC_VARIANT_VENDOR,
+                      "rules: double 72 x 103, K = 201 runs the vendor"));
   TC_CALL(vendor_run(dev, NULL, other, TC_VARIANT_AUTO, 20, &rel));
   tally_check(t, rel <= 1e-13, "rules: the vendor's 72 x 103 result", rel);
   other.num_left_fields = other.num_right_fields = 81;
   other.num_points = 243;
-  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_TILING, "rules: double 81 x 81, K = 243 runs the tile", 0);
+  TC_CALL(expect_rule(t, cuda, &other, TC_VARIANT_TILING,
+                      "rules: double 81 x 81, K = 243 runs the tile"));
   other.num_left_fields = other.num_right_fields = 64;
   other.num_points = 250;
-  TC_CALL(tc_contract_choose(cuda, NULL, &other, TC_VARIANT_AUTO, &resolved, &source));
-  tally_check(t, resolved == TC_VARIANT_TILING, "rules: double 64 x 64, K = 250 runs the tile", 0);
+  TC_CALL(expect_rule(t, cuda, &other, TC_VARIANT_TILING,
+                      "rules: double 64 x 64, K = 250 runs the tile"));
   tc_contract_set_probe(true);
   return TC_SUCCESS;
 }
