@@ -147,14 +147,18 @@ static void cell_gradients(int64_t F, int64_t P, const double *restrict ref_grad
 
 /* eps(phi_a e_i) and dV sigma(phi_a e_i), (3F,P,3,3) each; either may be
  * NULL. Entry by entry the expressions of tc_physics_basis_strain and
- * tc_physics_stress_of_strain (C11 mode: no contraction into FMAs), with
- * their terms that are the constant 0.0 folded by hand, keeping each "+ 0.0"
- * (it turns -0.0 into +0.0): for gradient g, eps has 0.5 (g_i + g_i) at
- * (i,i), h_k = 0.5 (g_k + 0.0) at (i,k) and (k,i), 0.0 elsewhere; its trace
- * is eps_ii + 0.0; sigma is lambda trace + 2 mu eps_jj on the diagonal and
- * 0.0 + 2 mu eps_jk off it, where 2 mu 0.0 is `zero` below. h_k and sigma's
- * off-diagonal (i,k) entries do not depend on i, so they are formed once a
- * point; the generic form spent three times the arithmetic. */
+ * tc_physics_stress_of_strain, with their terms that are the constant 0.0
+ * folded by hand, keeping each "+ 0.0" (it turns -0.0 into +0.0), each
+ * product and sum in the same order, so that the values are bitwise those
+ * of the helpers' pass wherever the compiler contracts (into FMAs) alike in
+ * both; fem_inputs checks it on each build (GCC 12 in C11 mode, which does
+ * not contract, and clang 14 with -march=native pass). For gradient g, eps
+ * has 0.5 (g_i + g_i) at (i,i), h_k = 0.5 (g_k + 0.0) at (i,k) and (k,i),
+ * 0.0 elsewhere; its trace is eps_ii + 0.0; sigma is lambda trace + 2 mu
+ * eps_jj on the diagonal and 0.0 + 2 mu eps_jk off it, where 2 mu 0.0 is
+ * `zero` below. h_k and sigma's off-diagonal (i,k) entries do not depend on
+ * i, so they are formed once a point; the generic form spent three times the
+ * arithmetic. */
 static void cell_strains(const tc_physics_fields *f, int64_t F, int64_t P,
                          const double *restrict gradients, const double *restrict dV,
                          double *restrict strains, double *restrict stresses) {
